@@ -1,0 +1,47 @@
+# Every target bootstraps .venv itself, so a fresh checkout needs only `make run` or `make test`.
+# Django 6 needs Python 3.12+: prefer the newest Python found, fall back to python3 (>= 3.11,
+# which gets the Django 5.2 LTS line).
+PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 $(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3) python3; do \
+	$$p -c 'import sys; assert sys.version_info >= (3, 11)' 2>/dev/null && { echo $$p; break; }; done)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: run test setup lint format check worker clean
+
+$(STAMP): pyproject.toml
+	@test -n "$(PYTHON)" || { echo "Python 3.11+ not found"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+
+run: setup
+	$(BIN)/python manage.py ensure_demo_user
+	$(BIN)/python manage.py seed_demo
+	@echo "PerfHub on http://127.0.0.1:8000/  (Ctrl-C stops the web server and the worker)"
+	$(BIN)/honcho start
+
+worker: setup
+	$(BIN)/celery -A perfhub worker -l info
+
+check: $(STAMP)
+	$(BIN)/python manage.py check
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+test: check lint
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf var/test_perfhub.sqlite3* var/broker var/tmp

@@ -1,0 +1,50 @@
+"""``manage.py parse FILE [--kind K]``: print the canonical JSON of a ParseResult; store nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+
+from artifacts.parsers import OTHER, PARSERS, ParseError, detect_kind, get_parser
+from artifacts.parsers.streams import open_decompressed, read_head
+
+
+class Command(BaseCommand):
+    help = "Parse one file and print the result as JSON (exit 0), or 'FILE: why' (exit 2)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("file")
+        parser.add_argument("--kind", choices=sorted(PARSERS), help="skip detection")
+
+    def handle(self, *args: Any, file: str, kind: str | None, **options: Any) -> None:
+        try:
+            result = parse_path(Path(file), kind)
+        except ParseError as exc:
+            self.stderr.write(f"{file}: {exc.message}")
+            sys.exit(2)
+        json.dump(result.to_json(), self.stdout, indent=2, ensure_ascii=False)
+        self.stdout.write("")
+
+
+def parse_path(path: Path, kind: str | None) -> Any:
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as raw:
+            kind = kind or detect_kind(path.name, read_head(raw, compressed_size=size))
+        if kind == OTHER:
+            raise ParseError("no parser recognises this file; known kinds: " + ", ".join(PARSERS))
+        with path.open("rb") as raw:
+            stream = open_decompressed(
+                raw,
+                compressed_size=size,
+                max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
+                max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
+            )
+            return get_parser(kind).parse(stream)
+    except OSError as exc:
+        raise ParseError(exc.strerror or str(exc)) from exc

@@ -1,0 +1,147 @@
+"""Pages for artifacts and runs. Adapters: read a queryset or call a service, then render."""
+
+from __future__ import annotations
+
+import pandas as pd
+from django.conf import settings
+from django.contrib import messages
+from django.core.paginator import Page, Paginator
+from django.db.models import QuerySet
+from django.http import FileResponse, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from perfhub.roles import can_edit
+from reports.figures import bandwidth_curve
+
+from . import exports
+from .forms import ArtifactFilterForm, RunFilterForm
+from .models import Artifact, BenchmarkRun
+from .parsers import kind_choices
+from .querysets import artifacts_filtered, run_filter_options, runs_filtered
+from .services import IngestError, artifact_request_parse
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    return render(
+        request,
+        "artifacts/home.html",
+        {
+            "recent_artifacts": artifacts_filtered({})[:8],
+            "recent_runs": runs_filtered({})[:8],
+            "counts": {
+                "artifacts": Artifact.objects.count(),
+                "runs": BenchmarkRun.objects.count(),
+                "failed": Artifact.objects.filter(status=Artifact.Status.FAILED).count(),
+            },
+            "kinds": kind_choices(),
+        },
+    )
+
+
+def artifact_list(request: HttpRequest) -> HttpResponse:
+    form = ArtifactFilterForm(request.GET)
+    artifacts = artifacts_filtered(request.GET)
+    if request.GET.get("format") == "csv":
+        return exports.csv_response(
+            "artifacts.csv",
+            ["id", "name", "kind", "status", "size", "sha256", "label", "host", "uploaded_at"],
+            artifacts.values_list(
+                "id",
+                "original_name",
+                "kind",
+                "status",
+                "size",
+                "sha256",
+                "label",
+                "host",
+                "uploaded_at",
+            ),
+        )
+    return render(
+        request,
+        "artifacts/artifact_list.html",
+        {"form": form, "page": _page(request, artifacts), "kinds": kind_choices()},
+    )
+
+
+def artifact_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    artifact = get_object_or_404(Artifact.objects.select_related("uploaded_by"), pk=pk)
+    return render(
+        request,
+        "artifacts/artifact_detail.html",
+        {"artifact": artifact, "runs": artifact.runs.order_by("index"), "kinds": kind_choices()},
+    )
+
+
+def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
+    """Always an attachment with nosniff: an uploaded HTML file must never render in our origin."""
+    artifact = get_object_or_404(Artifact, pk=pk)
+    response = FileResponse(
+        artifact.file.open("rb"),
+        as_attachment=True,
+        filename=artifact.original_name,
+        content_type="application/octet-stream",
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    return response
+
+
+@require_POST
+def artifact_reparse(request: HttpRequest, pk: int) -> HttpResponse:
+    artifact = get_object_or_404(Artifact, pk=pk)
+    if not can_edit(request.user):
+        messages.error(request, "Re-parsing needs the editor role.")
+        return redirect(artifact)
+    try:
+        artifact_request_parse(artifact=artifact, kind=request.POST.get("kind") or None)
+    except IngestError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Parse queued; this page updates when it finishes.")
+    return redirect(artifact)
+
+
+def run_list(request: HttpRequest) -> HttpResponse:
+    options = run_filter_options()
+    form = RunFilterForm(request.GET, options=options)
+    runs = runs_filtered(request.GET)
+    if request.GET.get("format") == "csv":
+        return exports.csv_response(
+            "runs.csv",
+            exports.RUN_COLUMNS,
+            runs.values_list(
+                *[c if c != "artifact_id" else "artifact" for c in exports.RUN_COLUMNS]
+            ),
+        )
+    return render(request, "artifacts/run_list.html", {"form": form, "page": _page(request, runs)})
+
+
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = get_object_or_404(BenchmarkRun.objects.select_related("artifact"), pk=pk)
+    fmt = request.GET.get("format")
+    if fmt == "csv":
+        return exports.csv_response(
+            f"run-{run.pk}.csv", exports.MEASUREMENT_COLUMNS, exports.run_measurement_rows(run)
+        )
+    if fmt == "json":
+        return exports.json_response(f"run-{run.pk}.json", exports.run_as_json(run))
+    rows = pd.DataFrame(exports.run_measurement_rows(run), columns=exports.MEASUREMENT_COLUMNS)
+    title = f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks"
+    return render(
+        request,
+        "artifacts/run_detail.html",
+        {
+            "run": run,
+            "ranks": run.ranks.all(),
+            "measurements": run.measurements.all(),
+            "chart": bandwidth_curve(rows).to_json() if len(rows) else None,
+            "title": title,
+        },
+    )
+
+
+def _page(request: HttpRequest, queryset: QuerySet) -> Page:
+    paginator = Paginator(queryset, settings.PERFHUB_PAGE_SIZE)
+    return paginator.get_page(request.GET.get("page"))

@@ -1,0 +1,11 @@
+"""Celery wiring: configuration comes from Django settings (CELERY_* names)."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfhub.settings")
+
+app = Celery("perfhub")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

@@ -1,0 +1,224 @@
+"""PerfHub settings: one module, driven by environment variables (see README, "Configuration").
+
+With no variables set it runs with zero servers: a SQLite file and Celery's filesystem broker,
+both under var/. Production sets DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis) and
+PERFHUB_S3_BUCKET (object storage shared by web and workers).
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+from .env import env_bool, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("PERFHUB_VAR_DIR", str(BASE_DIR / "var"))).resolve()
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _secret_key() -> str:
+    """SECRET_KEY from the environment, else one generated once into var/ (never committed)."""
+    if key := env_str("SECRET_KEY"):
+        return key
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+DEBUG = env_bool("DEBUG", False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "perfhub",
+    "artifacts",
+    "baselines",
+    "incidents",
+    "reports",
+    "knowledge",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "perfhub.middleware.LoginRequiredEverywhere",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "perfhub.urls"
+WSGI_APPLICATION = "perfhub.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "perfhub.context_processors.roles",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'perfhub.sqlite3'}"),
+        conn_max_age=env_int("PERFHUB_DB_CONN_MAX_AGE", 60),
+    )
+}
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file (not in-memory) test database, so a real worker process can share it in tests.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_perfhub.sqlite3")}
+    # WAL + a busy timeout let the web process and the worker write without "database is locked".
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 20,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        "transaction_mode": "IMMEDIATE",
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Files: Django's storage API, filesystem by default, S3-compatible when configured ------
+MEDIA_ROOT = Path(env_str("PERFHUB_MEDIA_ROOT", str(VAR_DIR / "media"))).resolve()
+S3_BUCKET = env_str("PERFHUB_S3_BUCKET")
+if S3_BUCKET:
+    _default_storage = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": S3_BUCKET,
+            "endpoint_url": env_str("PERFHUB_S3_ENDPOINT_URL") or None,
+            "region_name": env_str("PERFHUB_S3_REGION") or None,
+            "location": env_str("PERFHUB_S3_PREFIX", "perfhub"),
+            "default_acl": None,
+            "querystring_auth": True,
+            "file_overwrite": False,
+        },
+    }
+else:
+    _default_storage = {
+        "BACKEND": "django.core.files.storage.FileSystemStorage",
+        "OPTIONS": {"location": str(MEDIA_ROOT)},
+    }
+STORAGES = {
+    "default": _default_storage,
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+STATICFILES_FINDERS = [
+    "django.contrib.staticfiles.finders.FileSystemFinder",
+    "django.contrib.staticfiles.finders.AppDirectoriesFinder",
+    "perfhub.staticfinders.PlotlyFinder",
+]
+# Serve straight from the finders: `make run` needs no collectstatic step.
+WHITENOISE_USE_FINDERS = True
+STATIC_URL = "/static/"
+STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+# Uploads are never served from a public URL: downloads go through a login-checked view.
+MEDIA_URL = "/not-served/"
+
+PERFHUB_MAX_UPLOAD_BYTES = env_int("PERFHUB_MAX_UPLOAD_BYTES", 2 * 1024**3)
+PERFHUB_MAX_DECOMPRESSED_BYTES = env_int("PERFHUB_MAX_DECOMPRESSED_BYTES", 32 * 1024**3)
+PERFHUB_MAX_GZIP_RATIO = env_int("PERFHUB_MAX_GZIP_RATIO", 200)
+PERFHUB_PAGE_SIZE = env_int("PERFHUB_PAGE_SIZE", 50)
+FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+
+# --- Celery ---------------------------------------------------------------------------------
+_BROKER_DIR = VAR_DIR / "broker"
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    for sub in ("queue", "processed", "control"):
+        (_BROKER_DIR / sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_BROKER_DIR / "queue"),
+        "data_folder_out": str(_BROKER_DIR / "queue"),
+        "processed_folder": str(_BROKER_DIR / "processed"),
+        "control_folder": str(_BROKER_DIR / "control"),  # default is ./control, in the checkout
+        "store_processed": False,
+    }
+CELERY_TASK_DEFAULT_QUEUE = env_str("PERFHUB_TASK_QUEUE", "celery")
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another worker
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # parses are long; don't hoard them on one worker
+CELERY_TASK_ALWAYS_EAGER = env_bool("PERFHUB_TASKS_EAGER", False)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+
+# --- Auth, API ------------------------------------------------------------------------------
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes anonymous API calls 401, not 403.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["perfhub.permissions.ReadViewerWriteEditor"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": PERFHUB_PAGE_SIZE,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "PerfHub API",
+    "DESCRIPTION": "Ingest performance evidence and read what PerfHub made of it.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+# --- Security -------------------------------------------------------------------------------
+_HTTPS = env_bool("PERFHUB_HTTPS", False)
+SESSION_COOKIE_SECURE = _HTTPS
+CSRF_COOKIE_SECURE = _HTTPS
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "SAMEORIGIN"
+if _HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = env_str("TIME_ZONE", "UTC")
+USE_I18N = False
+USE_TZ = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("PERFHUB_LOG_LEVEL", "INFO")},
+}

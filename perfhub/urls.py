@@ -1,0 +1,30 @@
+from django.contrib import admin
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from artifacts import views as artifact_views
+
+from . import views
+
+urlpatterns = [
+    path("", artifact_views.home, name="home"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(template_name="account/login.html"),
+        name="login",
+    ),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("account/token/", views.api_token, name="api-token"),
+    path("admin/", admin.site.urls),
+    path("", include("artifacts.urls")),
+    path("api/v1/", include("artifacts.api_urls")),
+    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    # The browsable docs are a page (login redirect); the schema is an API resource (401).
+    path(
+        "api-docs/",
+        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        name="api-docs",
+    ),
+]

@@ -1,0 +1,87 @@
+// Drag-and-drop upload: one XHR per file to the REST API (session auth + CSRF), a progress
+// bar per file while bytes go up, then the parse status polled until it settles.
+(function () {
+  "use strict";
+  var zone = document.getElementById("dropzone");
+  if (!zone) return;
+  var api = zone.dataset.api;
+  var list = document.getElementById("upload-list");
+  var input = document.getElementById("upload-input");
+  var csrf = zone.querySelector("input[name=csrfmiddlewaretoken]").value;
+  var settled = { parsed: true, failed: true, stored: true };
+
+  function field(id) { return document.getElementById(id).value.trim(); }
+
+  function item(file) {
+    var li = document.createElement("li");
+    li.innerHTML = '<span class="name"></span> <progress max="100" value="0"></progress> ' +
+      '<span class="state">uploading</span> <span class="detail"></span>';
+    li.querySelector(".name").textContent = file.name;
+    list.prepend(li);
+    return li;
+  }
+
+  function show(li, state, detail, href) {
+    var s = li.querySelector(".state");
+    s.textContent = state;
+    s.className = "state status status-" + state;
+    var d = li.querySelector(".detail");
+    d.textContent = detail || "";
+    if (href) {
+      var a = document.createElement("a");
+      a.href = href; a.textContent = "open";
+      d.append(" ", a);
+    }
+  }
+
+  function poll(li, artifact) {
+    fetch(artifact.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json(); })
+      .then(function (a) {
+        var pct = a.progress_percent != null ? " " + a.progress_percent + "%" : "";
+        show(li, a.status, a.status === "failed" ? a.error : (a.status === "parsing" ? pct : ""), a.page_url);
+        if (!settled[a.status]) setTimeout(function () { poll(li, a); }, 1000);
+      })
+      .catch(function () { setTimeout(function () { poll(li, artifact); }, 3000); });
+  }
+
+  function upload(file) {
+    var li = item(file);
+    var bar = li.querySelector("progress");
+    var form = new FormData();
+    form.append("file", file);
+    ["kind", "label", "host", "metadata"].forEach(function (name) {
+      var v = field("upload-" + name);
+      if (v) form.append(name, v);
+    });
+    var xhr = new XMLHttpRequest();
+    xhr.open("POST", api);
+    xhr.setRequestHeader("X-CSRFToken", csrf);
+    xhr.setRequestHeader("Accept", "application/json");
+    xhr.upload.onprogress = function (e) { if (e.lengthComputable) bar.value = 100 * e.loaded / e.total; };
+    xhr.onload = function () {
+      var body = {};
+      try { body = JSON.parse(xhr.responseText); } catch (e) { /* not JSON: keep the status text */ }
+      bar.value = 100;
+      if (xhr.status === 201 || xhr.status === 200) {
+        show(li, body.status, body.duplicate ? body.detail : "", body.page_url);
+        if (!settled[body.status]) poll(li, body);
+      } else {
+        var why = body.detail || (body.file && body.file.join(" ")) || (body.metadata && body.metadata.join(" ")) || xhr.statusText;
+        show(li, "failed", "upload refused: " + why);
+      }
+    };
+    xhr.onerror = function () { show(li, "failed", "network error: the upload did not reach the server"); };
+    xhr.send(form);
+  }
+
+  function files(list) { Array.prototype.forEach.call(list, upload); }
+  input.addEventListener("change", function () { files(input.files); input.value = ""; });
+  zone.addEventListener("dragover", function (e) { e.preventDefault(); zone.classList.add("over"); });
+  zone.addEventListener("dragleave", function () { zone.classList.remove("over"); });
+  zone.addEventListener("drop", function (e) {
+    e.preventDefault();
+    zone.classList.remove("over");
+    files(e.dataTransfer.files);
+  });
+})();

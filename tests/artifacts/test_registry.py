@@ -1,0 +1,41 @@
+"""The registry contract: every kind is importable, self-consistent, tested and documented."""
+
+from pathlib import Path
+
+import pytest
+
+from artifacts.parsers import OTHER, PARSERS, detect_kind, get_parser, kind_choices
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("kind", sorted(PARSERS))
+def test_parser_module_exposes_the_interface(kind):
+    module = get_parser(kind)
+    assert module.KIND == kind
+    assert isinstance(module.LABEL, str) and module.LABEL
+    assert isinstance(module.VERSION, int)
+    assert callable(module.accepts) and callable(module.parse)
+
+
+@pytest.mark.parametrize("kind", sorted(PARSERS))
+def test_every_kind_has_golden_tests(kind):
+    assert (ROOT / "tests" / "artifacts" / "parsers" / f"test_{kind}.py").exists(), (
+        f"kind {kind!r} has no tests/artifacts/parsers/test_{kind}.py"
+    )
+
+
+@pytest.mark.parametrize("kind", sorted(PARSERS))
+def test_every_kind_is_documented_in_formats_md(kind):
+    text = (ROOT / "docs" / "formats.md").read_text()
+    assert f"## {kind}" in text, f"docs/formats.md has no '## {kind}' section"
+
+
+def test_unknown_content_is_kept_as_other():
+    assert detect_kind("notes.txt", b"just some notes about the cluster\n") == OTHER
+    assert detect_kind("blob.bin", b"\x00\x01\x02\xff" * 100) == OTHER
+
+
+def test_choices_follow_the_registry():
+    values = [value for value, _ in kind_choices()]
+    assert values == [*PARSERS, OTHER]

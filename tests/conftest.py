@@ -1,0 +1,90 @@
+"""Shared fixtures. Tests talk to the real database (SQLite file, or PostgreSQL in CI).
+
+Django is imported inside the fixtures, so the pure parser tests also run with
+``-p no:django`` (no settings needed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _isolated_storage(request, tmp_path_factory) -> Path | None:  # type: ignore[no-untyped-def]
+    """Each test stores uploads in its own folder, never in the developer's var/media."""
+    if not request.config.pluginmanager.hasplugin("django"):
+        return None
+    settings = request.getfixturevalue("settings")
+    media = tmp_path_factory.mktemp("media")
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "default": {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {"location": str(media)},
+        },
+    }
+    return media
+
+
+@pytest.fixture
+def eager_tasks() -> Iterator[None]:
+    """Run Celery tasks in-process (unit tests of the pipeline; the worker test uses a real one)."""
+    from perfhub.celery import app as celery_app
+
+    celery_app.conf.task_always_eager = True
+    celery_app.conf.task_eager_propagates = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
+def _user(username: str, group: str | None) -> Any:
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user(username=username, password="pw-" + username)
+    if group:
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def editor(db) -> Any:  # type: ignore[no-untyped-def]
+    return _user("eddie", "editor")
+
+
+@pytest.fixture
+def viewer(db) -> Any:  # type: ignore[no-untyped-def]
+    return _user("vera", "viewer")
+
+
+@pytest.fixture
+def editor_client(client, editor):  # type: ignore[no-untyped-def]
+    client.force_login(editor)
+    return client
+
+
+@pytest.fixture
+def viewer_client(client, viewer):  # type: ignore[no-untyped-def]
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def editor_api(editor) -> Any:  # type: ignore[no-untyped-def]
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(editor)
+    return api
+
+
+@pytest.fixture
+def viewer_api(viewer) -> Any:  # type: ignore[no-untyped-def]
+    from rest_framework.test import APIClient
+
+    api = APIClient()
+    api.force_authenticate(viewer)
+    return api

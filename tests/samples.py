@@ -1,0 +1,23 @@
+"""Access to the real public artifacts in ../shared/samples, read in place (never copied)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+SAMPLES_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "samples"
+
+
+def sample(relative: str) -> Path:
+    """Path of one shared sample; skips the test with a clear reason when shared/ is absent."""
+    path = SAMPLES_DIR / relative
+    if not path.exists():
+        pytest.skip(f"shared sample not available: {path} (checkout without ../shared/)")
+    return path
+
+
+def samples(folder: str, pattern: str = "*") -> list[Path]:
+    """All shared samples in one folder (empty list when shared/ is absent)."""
+    directory = SAMPLES_DIR / folder
+    return sorted(p for p in directory.glob(pattern) if p.is_file()) if directory.is_dir() else []
