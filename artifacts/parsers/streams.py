@@ -6,8 +6,8 @@ Gzip is handled here, once, so that no parser ever sees compressed bytes.
 from __future__ import annotations
 
 import gzip
-import zlib
 import io
+import zlib
 from typing import BinaryIO
 
 from .base import ParseError
