@@ -15,6 +15,16 @@ from .base import ParseError, ParseResult
 
 PARSERS: dict[str, str] = {
     "nccl_tests": "artifacts.parsers.nccl_tests",
+    "torch_trace": "artifacts.parsers.torch_trace",
+    # Fabric and host evidence: most specific sniffers first, the generic "name: value"
+    # ethtool sniffer last (RDMA counter lists look alike and must reach rdma_counters).
+    "nccl_debug": "artifacts.parsers.nccl_debug",
+    "nccl_topology": "artifacts.parsers.nccl_topology",
+    "nvidia_smi": "artifacts.parsers.nvidia_smi",
+    "ib_status": "artifacts.parsers.ib_status",
+    "rdma_counters": "artifacts.parsers.rdma_counters",
+    "mlxlink": "artifacts.parsers.mlxlink",
+    "ethtool_stats": "artifacts.parsers.ethtool_stats",
 }
 
 # Files no parser accepts are kept as plain evidence attachments under this kind.

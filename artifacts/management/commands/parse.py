@@ -27,8 +27,8 @@ class Command(BaseCommand):
         except ParseError as exc:
             self.stderr.write(f"{file}: {exc.message}")
             sys.exit(2)
-        json.dump(result.to_json(), self.stdout, indent=2, ensure_ascii=False)
-        self.stdout.write("")
+        # one write: Django's OutputWrapper ends every write() with a newline
+        self.stdout.write(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
 
 
 def parse_path(path: Path, kind: str | None) -> Any:
