@@ -6,7 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from .parsers import OTHER, kind_choices
+from ..parsers import OTHER, kind_choices
 
 
 class Artifact(models.Model):
