@@ -45,7 +45,8 @@ class _BombGuard(io.RawIOBase):
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
         try:
-            data = self._inner.read(len(buffer))
+            # read1: on a truncated file, read(n) would discard what it had already inflated
+            data = self._inner.read1(len(buffer))  # type: ignore[attr-defined]
         except (OSError, EOFError, zlib.error) as exc:  # BadGzipFile is an OSError
             raise ParseError(f"corrupt gzip data: {exc}") from exc
         n = len(data)

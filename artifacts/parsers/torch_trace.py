@@ -192,7 +192,6 @@ def _mean(values: list[float]) -> float | None:
 class _Args(msgspec.Struct, gc=False):
     stream: int | str | None = None
     correlation: int | None = None
-    device: int | None = None
     external_id: int | None = msgspec.field(default=None, name="External id")
     collective: Any = msgspec.field(default=None, name="Collective name")
     in_nelems: Any = msgspec.field(default=None, name="In msg nelems")
@@ -252,17 +251,19 @@ def _as_int(value: Any) -> int | None:
     return None
 
 
+def _as_count(value: Any) -> int | None:
+    """A non-negative size or count small enough to do float arithmetic with."""
+    number = _as_int(value)
+    return number if number is not None and 0 <= number < 2**63 else None
+
+
 def _as_float(value: Any) -> float | None:
-    if isinstance(value, bool):
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
         return None
-    if isinstance(value, int | float):
+    try:
         return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
+    except (ValueError, OverflowError):  # "abc", or an integer with 400 digits
+        return None
 
 
 def _lenient_event(raw: bytes) -> _Event | None:
@@ -282,7 +283,6 @@ def _lenient_event(raw: bytes) -> _Event | None:
             if isinstance(stream, int | str) and not isinstance(stream, bool)
             else None,
             correlation=_as_int(args_obj.get("correlation")),
-            device=_as_int(args_obj.get("device")),
             external_id=_as_int(args_obj.get("External id")),
             collective=args_obj.get("Collective name"),
             in_nelems=args_obj.get("In msg nelems"),
@@ -366,9 +366,9 @@ class _CommArgs:
     def from_args(cls, a: _Args) -> _CommArgs:
         return cls(
             collective=a.collective if isinstance(a.collective, str) else None,
-            in_nelems=_as_int(a.in_nelems),
-            out_nelems=_as_int(a.out_nelems),
-            group_size=_as_int(a.group_size),
+            in_nelems=_as_count(a.in_nelems),
+            out_nelems=_as_count(a.out_nelems),
+            group_size=_as_count(a.group_size),
             dtype=a.dtype if isinstance(a.dtype, str) else None,
             pg_name=str(a.pg_name) if a.pg_name is not None else None,
             pg_desc=str(a.pg_desc) if a.pg_desc is not None else None,
@@ -1352,7 +1352,7 @@ def _devices(value: Any) -> list[dict[str, Any]]:
     for d in value[:64]:
         if not isinstance(d, dict):
             continue
-        memory = _as_int(d.get("totalGlobalMem"))
+        memory = _as_count(d.get("totalGlobalMem"))
         major, minor = _as_int(d.get("computeMajor")), _as_int(d.get("computeMinor"))
         devices.append(
             {

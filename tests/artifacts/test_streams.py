@@ -39,3 +39,14 @@ def test_corrupt_gzip_becomes_a_parse_error():
     stream = open_decompressed(io.BytesIO(broken), compressed_size=len(broken))
     with pytest.raises(ParseError, match="gzip"):
         stream.read()
+
+
+def test_truncated_gzip_yields_everything_inflated_before_the_cut():
+    data = b"".join(b"line %d\n" % i for i in range(200_000))
+    packed = gzip.compress(data)
+    stream = open_decompressed(io.BytesIO(packed[: len(packed) // 2]), compressed_size=len(packed))
+    got = b""
+    with pytest.raises(ParseError):
+        while chunk := stream.read(65536):
+            got += chunk
+    assert len(got) > len(data) // 3 and data.startswith(got)

@@ -555,6 +555,7 @@ def test_bad_events_are_skipped_with_a_warning() -> None:
         '"args": {"stream": 7, "correlation": 1}}',
         '{"ph": "X", "cat": "kernel", "name": "\xff\xfe", "ts": 20, "dur": 5}',
         '{"ph": "X", "cat": "kernel", "name": "huge", "ts": 1e400, "dur": 5}',
+        '{"ph": "X", "cat": "kernel", "name": "longint", "ts": 1' + "0" * 400 + ', "dur": 5}',
         '{"ph": "X", "cat": "kernel", "name": "str ts", "ts": "30", "dur": "5", '
         '"args": {"stream": "0x7", "correlation": 99999999999999999999999999}}',
         "[1, 2]",
@@ -724,6 +725,10 @@ def test_breakdown_invariants_on_random_float_timelines(kernels: list) -> None:
 def test_huge_numbers_and_deep_nesting() -> None:
     deep = "[" * 5000 + "]" * 5000
     for doc in (
+        '{"deviceProperties": [{"totalGlobalMem": 1' + "0" * 400 + '}], "traceEvents": [{"ph": '
+        '"X", "cat": "kernel", "name": "ncclKernel_AllReduce_x", "ts": 1, "dur": 2, "args": '
+        '{"stream": 7, "Collective name": "allreduce", "In msg nelems": 1' + "0" * 400 + ", "
+        '"Group size": 1' + "0" * 400 + ', "dtype": "Float"}}]}',
         '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e308, "dur": 1e308}]}',
         '{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, '
         f'"args": {{"x": {deep}}}}}]}}',
