@@ -162,6 +162,26 @@ class TorchTraceResult(ParseResult):
     collectives: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     collectives_summary: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
+    def to_json(self) -> dict[str, Any]:
+        """The public contract (issue #3): run facts at the top level, both windows under
+        ``temporal_breakdown``; everything else keeps its field name."""
+        body = super().to_json()
+        meta = dict(body.pop("meta"))
+        whole, hta = body.pop("breakdown"), body.pop("breakdown_steps")
+        warnings = body.pop("warnings")
+        facts = {key: meta.pop(key, None) for key in ("rank", "world_size", "backend")}
+        return {
+            "kind": self.kind,
+            **facts,
+            "nccl_version": meta.pop("nccl_version", None),
+            "devices": meta.pop("devices", []),
+            "meta": meta,
+            "temporal_breakdown": {"whole_trace": whole, "hta_default": hta},
+            "comm_comp_overlap_pct": whole.get("comm_comp_overlap_pct"),
+            **body,
+            "warnings": warnings,
+        }
+
     def summary(self) -> dict[str, Any]:
         b = self.breakdown
         return {

@@ -92,9 +92,13 @@ def test_every_sample_parses_with_consistent_sections(path: Path) -> None:
     result = parsed(path)
     body = result.to_json()
     json.dumps(body, allow_nan=False)  # canonical JSON: plain types, no NaN
-    assert list(body)[:2] == ["kind", "meta"] and list(body)[-1] == "warnings"
+    assert list(body)[:6] == ["kind", "rank", "world_size", "backend", "nccl_version", "devices"]
+    assert list(body)[-1] == "warnings"
     assert body["kind"] == "torch_trace"
-    for key in ("breakdown", "kernels", "steps", "collectives"):
+    assert list(body["temporal_breakdown"]) == ["whole_trace", "hta_default"]
+    assert body["temporal_breakdown"]["whole_trace"] == result.breakdown
+    assert body["comm_comp_overlap_pct"] == result.breakdown.get("comm_comp_overlap_pct")
+    for key in ("kernel_types", "kernels", "steps", "collectives"):
         assert key in body
     b = result.breakdown
     if path.name in CPU_ONLY:
