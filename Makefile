@@ -22,6 +22,7 @@ setup: $(STAMP)
 run: setup
 	$(BIN)/python manage.py ensure_demo_user
 	$(BIN)/python manage.py seed_demo
+	$(BIN)/python manage.py load_kb
 	@echo "PerfHub on http://127.0.0.1:8000/  (Ctrl-C stops the web server and the worker)"
 	$(BIN)/honcho start
 
@@ -44,4 +45,4 @@ test: check lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 clean:
-	rm -rf var/test_perfhub.sqlite3* var/broker var/tmp
+	rm -rf var/test_perfhub_*.sqlite3* var/broker var/tmp

@@ -11,9 +11,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .fabric_loaders import FABRIC_LOADERS
 from .models import Artifact, BenchmarkRun, Measurement, RunRank
+from .nsight_loaders import NSIGHT_LOADERS
 from .parsers import ParseResult
 from .times import aware_datetime
+from .trace_loaders import load_torch_trace
 
 
 def load_result(artifact: Artifact, result: ParseResult) -> None:
@@ -97,4 +100,7 @@ def _most_common(values: Any) -> str:
 
 LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
     "nccl_tests": _load_nccl_tests,
+    **FABRIC_LOADERS,
+    "torch_trace": load_torch_trace,
+    **NSIGHT_LOADERS,
 }

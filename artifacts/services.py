@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import logging
 import tempfile
 from collections.abc import Callable, Mapping
@@ -15,6 +16,9 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from baselines.tasks import after_parse
+
+from .fabric.tasks import enqueue_findings
 from .loaders import load_result
 from .models import Artifact
 from .parsers import OTHER, PARSERS, ParseError, detect_kind, get_parser
@@ -152,7 +156,9 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
                 max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
                 max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
             )
-            result = parser.parse(stream)
+            # parsers that take the upload's name (bare counter lists name their device by it)
+            named = "name" in inspect.signature(parser.parse).parameters
+            result = parser.parse(stream, **({"name": artifact.original_name} if named else {}))
     except ParseError as exc:
         _mark_failed(artifact, exc.message)
         if not exc.permanent:
@@ -172,6 +178,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         locked.progress_bytes = locked.size
         locked.error = ""
         locked.save()
+    transaction.on_commit(lambda: after_parse.delay(locked.pk))  # baselines: file, compare, alert
+    enqueue_findings(locked)  # fabric: pair snapshots into rates, evaluate findings rules
     return locked
 
 

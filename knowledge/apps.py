@@ -3,3 +3,18 @@ from django.apps import AppConfig
 
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
+    verbose_name = "Knowledge base"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_delete, post_save
+
+        from artifacts.models import Artifact
+
+        from . import citations, indexing  # noqa: F401 - registers citation kinds and sources
+
+        post_save.connect(
+            indexing.artifact_saved, sender=Artifact, dispatch_uid="kb-index-artifact"
+        )
+        post_delete.connect(
+            indexing.artifact_deleted, sender=Artifact, dispatch_uid="kb-unindex-artifact"
+        )

@@ -7,6 +7,7 @@ PERFHUB_S3_BUCKET (object storage shared by web and workers).
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -95,8 +96,9 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
-    # A file (not in-memory) test database, so a real worker process can share it in tests.
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test_perfhub.sqlite3")}
+    # A file (not in-memory) test database, so a real worker process can share it in tests;
+    # one per test process, so two suites running at once don't delete each other's.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / f"test_perfhub_{os.getpid()}.sqlite3")}
     # WAL + a busy timeout let the web process and the worker write without "database is locked".
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 20,

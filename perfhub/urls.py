@@ -19,7 +19,22 @@ urlpatterns = [
     path("account/token/", views.api_token, name="api-token"),
     path("admin/", admin.site.urls),
     path("", include("artifacts.urls")),
+    path("baselines/", include("baselines.urls")),
+    # before the artifacts API: it adds runs/{id}/comparison/ beside the runs router
+    path("api/v1/", include("baselines.api_urls")),
     path("api/v1/", include("artifacts.api_urls")),
+    path("", include("incidents.urls")),
+    path("api/v1/", include("incidents.api_urls")),
+    path("", include("reports.urls")),
+    path("api/v1/", include("reports.api_urls")),
+    path("", include("knowledge.urls")),
+    path("api/v1/", include("knowledge.api_urls")),
+    path("", include("artifacts.trace_urls")),
+    path("api/v1/", include("artifacts.trace_api_urls")),
+    path("", include("artifacts.fabric.urls")),
+    path("api/v1/", include("artifacts.fabric.api_urls")),
+    path("", include("artifacts.nsight_urls")),
+    path("api/v1/", include("artifacts.nsight_api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The browsable docs are a page (login redirect); the schema is an API resource (401).
     path(

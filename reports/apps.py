@@ -3,3 +3,9 @@ from django.apps import AppConfig
 
 class ReportsConfig(AppConfig):
     name = "reports"
+
+    def ready(self) -> None:
+        # Post-mortems and knowledge pages embed reports through the incidents registry.
+        from .embeds import register
+
+        register()

@@ -64,3 +64,648 @@ def _log2_ticks(sizes: pd.Series) -> dict[str, object]:
     step = 1 if hi - lo <= 12 else 2
     ticks = [2**e for e in range(lo, hi + 1, step)]
     return {"tickvals": ticks, "ticktext": [human_bytes(t) for t in ticks]}
+
+
+# --- Comparison reports ---------------------------------------------------------------------
+
+_METRIC_AXES = (
+    # column, button label, axis title, axis type
+    ("busbw_gbps", "busbw", "bus bandwidth GB/s", "linear"),
+    ("algbw_gbps", "algbw", "algorithm bandwidth GB/s", "linear"),
+    ("time_us", "time", "time µs (log)", "log"),
+)
+_REGRESSED_FILL = "rgba(214, 39, 40, 0.12)"
+_IMPROVED_FILL = "rgba(44, 160, 44, 0.10)"
+
+
+def comparison_curves(
+    means: pd.DataFrame,
+    *,
+    title: str = "",
+    regressed: list[list[int]] | None = None,
+    improved: list[list[int]] | None = None,
+) -> go.Figure:
+    """Overlaid curves of several sides against message size (log2 axis, human sizes).
+
+    ``means``: side, size_bytes, runs and the metric columns (busbw_gbps, algbw_gbps,
+    time_us), one row per side and size. Buttons switch between busbw, algbw and time; busbw
+    is shown first. ``regressed``/``improved``: [[low_bytes, high_bytes], ...] size spans
+    shaded red/green behind the curves.
+    """
+    fig = go.Figure()
+    sides = list(dict.fromkeys(means["side"])) if "side" in means else []
+    metrics = [m for m in _METRIC_AXES if m[0] in means and means[m[0]].notna().any()]
+    for index, (column, label, _, _) in enumerate(metrics):
+        for side in sides:
+            rows = means[means["side"] == side].sort_values("size_bytes")
+            runs = rows["runs"] if "runs" in rows else pd.Series(1, index=rows.index)
+            fig.add_trace(
+                go.Scatter(
+                    x=rows["size_bytes"],
+                    y=rows[column],
+                    name=side,
+                    legendgroup=side,
+                    mode="lines+markers",
+                    visible=index == 0,
+                    customdata=list(
+                        zip([human_bytes(s) for s in rows["size_bytes"]], runs, strict=True)
+                    ),
+                    hovertemplate="%{customdata[0]}: %{y:.2f} (mean of %{customdata[1]} run(s))"
+                    + f"<extra>{side} · {label}</extra>",
+                )
+            )
+    for spans, fill in ((regressed or [], _REGRESSED_FILL), (improved or [], _IMPROVED_FILL)):
+        for low, high in spans:
+            # half a log2 step either side, so a single size shows as a band, not a line
+            fig.add_vrect(
+                x0=low / 2**0.5, x1=high * 2**0.5, fillcolor=fill, line_width=0, layer="below"
+            )
+    per_metric = len(sides)
+    buttons = [
+        {
+            "label": label,
+            "method": "update",
+            "args": [
+                {"visible": [i // max(per_metric, 1) == index for i in range(len(fig.data))]},
+                {"yaxis.title.text": axis_title, "yaxis.type": axis_type},
+            ],
+        }
+        for index, (_, label, axis_title, axis_type) in enumerate(metrics)
+    ]
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 50 if title else 30, "b": 60},
+        legend={"orientation": "h", "y": -0.25},
+        hovermode="x unified",
+        template="plotly_white",
+        height=420,
+        updatemenus=[
+            {"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.12,
+             "buttons": buttons, "showactive": True}
+        ] if len(buttons) > 1 else [],
+    )  # fmt: skip
+    fig.update_xaxes(
+        type="log",
+        title="message size",
+        **_log2_ticks(means.get("size_bytes", pd.Series(dtype=float))),
+    )
+    if metrics:
+        fig.update_yaxes(title=metrics[0][2], rangemode="tozero")
+    return fig
+
+
+def delta_band(deltas: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """Δ% of each candidate against its reference per message size, with the uncertainty band.
+
+    ``deltas``: candidate, size_bytes, delta_pct, low_pct, high_pct, change. Sizes whose change
+    is "regressed" / "improved" get red / green markers.
+    """
+    fig = go.Figure()
+    colours = {"regressed": "#d62728", "improved": "#2ca02c"}
+    for candidate in dict.fromkeys(deltas.get("candidate", [])):
+        rows = deltas[deltas["candidate"] == candidate].sort_values("size_bytes")
+        labels = [human_bytes(s) for s in rows["size_bytes"]]
+        if rows["low_pct"].notna().any():
+            fig.add_trace(
+                go.Scatter(
+                    x=list(rows["size_bytes"]) + list(rows["size_bytes"])[::-1],
+                    y=list(rows["high_pct"]) + list(rows["low_pct"])[::-1],
+                    fill="toself",
+                    fillcolor="rgba(31, 119, 180, 0.15)",
+                    line={"width": 0},
+                    hoverinfo="skip",
+                    name=f"{candidate} uncertainty",
+                    legendgroup=candidate,
+                )
+            )
+        fig.add_trace(
+            go.Scatter(
+                x=rows["size_bytes"],
+                y=rows["delta_pct"],
+                name=f"{candidate} Δ%",
+                legendgroup=candidate,
+                mode="lines+markers",
+                marker={"color": [colours.get(c, "#1f77b4") for c in rows["change"]], "size": 8},
+                customdata=labels,
+                hovertemplate="%{customdata}: %{y:+.2f} %<extra>" + str(candidate) + "</extra>",
+            )
+        )
+    fig.add_hline(y=0, line={"color": "#888", "width": 1})
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 60},
+        legend={"orientation": "h", "y": -0.25},
+        template="plotly_white",
+        height=320,
+    )
+    fig.update_xaxes(
+        type="log",
+        title="message size",
+        **_log2_ticks(deltas.get("size_bytes", pd.Series(dtype=float))),
+    )
+    fig.update_yaxes(title="Δ busbw % vs reference", zeroline=False)
+    return fig
+
+
+def ratio_bars(summary: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """NPI summary: ratio B / A per benchmark, one bar group per size range (1 = parity)."""
+    fig = go.Figure()
+    bench = [f"{c} {d} ({a}/{b} ranks)" for c, d, a, b in zip(
+        summary.get("collective", []), summary.get("dtype", []),
+        summary.get("nranks_a", []), summary.get("nranks_b", []), strict=True)]  # fmt: skip
+    frame = summary.assign(benchmark=bench)
+    for size_range in dict.fromkeys(frame.get("size_range", [])):
+        rows = frame[frame["size_range"] == size_range]
+        fig.add_trace(
+            go.Bar(
+                x=rows["benchmark"],
+                y=rows["ratio_geomean"],
+                name=size_range,
+                hovertemplate="%{x}: %{y:.3f}x<extra>" + size_range + "</extra>",
+            )
+        )
+    fig.add_hline(y=1, line={"color": "#888", "width": 1, "dash": "dot"})
+    fig.update_layout(
+        title=title or None,
+        barmode="group",
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 80},
+        legend={"orientation": "h", "y": -0.3},
+        template="plotly_white",
+        height=380,
+    )
+    fig.update_yaxes(title="busbw ratio B / A (geometric mean)")
+    return fig
+
+
+# --- Baselines: one series over time or versions, and the version matrix --------------------
+
+_WHITE = {"paper_bgcolor": "white", "plot_bgcolor": "white", "font": {"color": "#2a3f5f"}}
+_WHITE_AXIS = {"gridcolor": "#ebf0f8", "zerolinecolor": "#ebf0f8", "linecolor": "#ebf0f8"}
+_ALERT_MARKERS = {
+    # kind: (symbol, colour)
+    "regression": ("triangle-down", "#d62728"),
+    "improvement": ("triangle-up", "#2ca02c"),
+    "variance": ("diamond", "#ff7f0e"),
+}
+
+
+def series_history(
+    points: pd.DataFrame,
+    *,
+    unit: str = "GB/s",
+    band: tuple[float, float, str] | None = None,
+    alerts: pd.DataFrame | None = None,
+    stack_changes: pd.DataFrame | None = None,
+    ticks: list[tuple[float, str]] | None = None,
+    title: str = "",
+) -> go.Figure:
+    """A series' values in order, one colour per software stack.
+
+    ``points``: x (a time, or a position when ordered by version), value, stack (label),
+    run_id. ``band``: (low, high, label) of the baseline, shaded across the chart.
+    ``alerts``: x, value, kind (regression/improvement/variance), text - drawn as markers.
+    ``stack_changes``: x, label - a dotted vertical line where the stack changed.
+    ``ticks``: [(x, label)] for a version-ordered axis.
+    The figure is assembled as plain dicts and validated once: a series has thousands of
+    points and add_vline/add_annotation per stack change cost more than the data.
+    """
+    traces: list[dict[str, object]] = []
+    shapes: list[dict[str, object]] = []
+    annotations: list[dict[str, object]] = []
+    if band is not None:
+        low, high, label = band
+        shapes.append(
+            {"type": "rect", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": low,
+             "y1": high, "fillcolor": "rgba(31, 119, 180, 0.12)", "line": {"width": 0},
+             "layer": "below"}
+        )  # fmt: skip
+        annotations.append(
+            {"xref": "paper", "x": 0, "yref": "y", "y": high, "text": label, "showarrow": False,
+             "xanchor": "left", "yanchor": "bottom", "font": {"size": 11, "color": "#1f77b4"}}
+        )  # fmt: skip
+    stacks = points["stack"].tolist() if "stack" in points else []
+    columns = {c: points[c].tolist() for c in ("x", "value", "run_id") if c in points}
+    for stack in dict.fromkeys(stacks):
+        keep = [i for i, s in enumerate(stacks) if s == stack]
+        traces.append(
+            {"type": "scatter", "mode": "markers+lines", "name": str(stack) or "unknown stack",
+             "x": [columns["x"][i] for i in keep], "y": [columns["value"][i] for i in keep],
+             "customdata": [columns["run_id"][i] for i in keep], "line": {"width": 1},
+             "marker": {"size": 6},
+             "hovertemplate": "%{y:.2f} " + unit + " · run %{customdata}<extra>%{fullData.name}"
+             "</extra>"}
+        )  # fmt: skip
+    if alerts is not None and not alerts.empty:
+        for kind, (symbol, colour) in _ALERT_MARKERS.items():
+            rows = alerts[alerts["kind"] == kind]
+            if rows.empty:
+                continue
+            traces.append(
+                {"type": "scatter", "mode": "markers", "name": f"{kind} alert",
+                 "x": rows["x"].tolist(), "y": rows["value"].tolist(),
+                 "text": rows["text"].tolist(), "hovertemplate": "%{text}<extra></extra>",
+                 "marker": {"symbol": symbol, "size": 14, "color": colour,
+                            "line": {"width": 1, "color": "#fff"}}}
+            )  # fmt: skip
+    for change in (stack_changes if stack_changes is not None else pd.DataFrame()).itertuples():
+        shapes.append(
+            {"type": "line", "xref": "x", "x0": change.x, "x1": change.x, "yref": "paper",
+             "y0": 0, "y1": 1, "line": {"color": "#6b7280", "width": 1, "dash": "dot"}}
+        )  # fmt: skip
+        annotations.append(
+            {"xref": "x", "x": change.x, "yref": "paper", "y": 1, "text": str(change.label),
+             "showarrow": False, "xanchor": "left", "yanchor": "top", "textangle": -90,
+             "font": {"size": 10, "color": "#6b7280"}}
+        )  # fmt: skip
+    xaxis: dict[str, object] = {}
+    if ticks:
+        xaxis = {"tickvals": [t for t, _ in ticks], "ticktext": [lab for _, lab in ticks],
+                 "title": {"text": "version"}}  # fmt: skip
+    layout = {
+        "title": {"text": title} if title else None,
+        "margin": {"l": 60, "r": 20, "t": 40 if title else 20, "b": 60},
+        "legend": {"orientation": "h", "y": -0.2},
+        "hovermode": "closest",
+        "height": 440,
+        "shapes": shapes,
+        "annotations": annotations,
+        # plotly_white's look, set directly: building the template costs more than the data
+        **_WHITE,
+        "xaxis": {**_WHITE_AXIS, **xaxis},
+        "yaxis": {**_WHITE_AXIS, "title": {"text": unit}},
+    }
+    return go.Figure(data=traces, layout={k: v for k, v in layout.items() if v is not None})
+
+
+def version_matrix_heatmap(
+    grid: list[list[float | None]],
+    *,
+    rows: list[str],
+    columns: list[str],
+    links: list[list[str]] | None = None,
+    limit_pct: float = 10.0,
+    title: str = "",
+) -> go.Figure:
+    """Versions (rows) x benchmark and size bucket (columns), Δ% coloured red (slower) to
+    green (faster), capped at ±``limit_pct``. ``links``: a URL per cell, in customdata, for
+    a click handler to open the comparison."""
+    text = [["" if v is None else f"{round(v, 1) + 0.0:+.1f}%" for v in row] for row in grid]
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid,
+            x=columns,
+            y=rows,
+            text=text,
+            texttemplate="%{text}",
+            customdata=links,
+            zmid=0,
+            zmin=-limit_pct,
+            zmax=limit_pct,
+            colorscale=[[0, "#b91c1c"], [0.5, "#f8fafc"], [1, "#15803d"]],
+            colorbar={"title": "Δ %"},
+            hovertemplate="%{y} · %{x}: %{z:+.2f}%<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 90, "r": 20, "t": 40 if title else 10, "b": 120},
+        height=max(260, 60 + 40 * len(rows)),
+        **_WHITE,
+    )
+    fig.update_xaxes(tickangle=-40, side="bottom")
+    fig.update_yaxes(title="version", autorange="reversed", type="category")
+    return fig
+
+
+# --- PyTorch Profiler traces: breakdowns, per-rank bars, step times, kernel deltas ---------
+
+# (column, legend name, colour): a partition of the GPU span, so the stack adds up to it.
+_TRACE_PARTS = (
+    ("compute_us", "compute", "#2563eb"),
+    ("exposed_comm_us", "exposed communication", "#f59e0b"),
+    ("memory_other_us", "memory / other", "#8b5cf6"),
+    ("idle_us", "idle", "#cbd5e1"),
+)
+_STRAGGLER = "#d62728"
+_NORMAL = "#4b83d6"
+_BREAKDOWN_UNITS = (("% of span", "% of GPU span"), ("µs", "µs"))  # button, axis title
+
+
+def trace_breakdown_bars(
+    frame: pd.DataFrame, *, title: str = "", orientation: str = "h", height: int | None = None
+) -> go.Figure:
+    """Stacked GPU-span breakdown, one bar per row of ``frame`` (a window, a rank, a side).
+
+    ``frame``: ``label``, ``span_us`` and the part columns compute_us, exposed_comm_us,
+    memory_other_us, idle_us (they partition the span). Buttons switch between % of the span
+    (shown first) and µs.
+    """
+    fig = go.Figure()
+    labels = [str(v) for v in frame.get("label", [])]
+    span = pd.to_numeric(frame.get("span_us", pd.Series(dtype=float)), errors="coerce")
+    for unit in ("pct", "us"):
+        for column, name, colour in _TRACE_PARTS:
+            values = pd.to_numeric(frame.get(column, pd.Series(dtype=float)), errors="coerce")
+            shown = 100.0 * values / span.where(span > 0) if unit == "pct" else values
+            suffix = " %" if unit == "pct" else " µs"
+            axis = {"x": shown, "y": labels} if orientation == "h" else {"x": labels, "y": shown}
+            fig.add_trace(
+                go.Bar(
+                    **axis,
+                    name=name,
+                    legendgroup=name,
+                    showlegend=unit == "pct",
+                    orientation=orientation,
+                    marker_color=colour,
+                    visible=unit == "pct",
+                    hovertemplate=f"%{{{'y' if orientation == 'h' else 'x'}}}: "
+                    f"%{{{'x' if orientation == 'h' else 'y'}:,.2f}}{suffix}<extra>{name}</extra>",
+                )
+            )
+    parts = len(_TRACE_PARTS)
+    value_axis = "xaxis" if orientation == "h" else "yaxis"
+    buttons = [
+        {
+            "label": label,
+            "method": "update",
+            "args": [
+                {"visible": [(i // parts == index) for i in range(len(fig.data))]},
+                {f"{value_axis}.title.text": axis_title},
+            ],
+        }
+        for index, (label, axis_title) in enumerate(_BREAKDOWN_UNITS)
+    ]
+    fig.update_layout(
+        title=title or None,
+        barmode="stack",
+        margin={"l": 160 if orientation == "h" else 60, "r": 20, "t": 50, "b": 60},
+        legend={"orientation": "h", "y": -0.25},
+        template="plotly_white",
+        height=height or (max(220, 80 + 48 * len(labels)) if orientation == "h" else 380),
+        updatemenus=[
+            {"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.18,
+             "buttons": buttons, "showactive": True}
+        ],
+    )  # fmt: skip
+    if orientation == "h":
+        fig.update_xaxes(title="% of GPU span")
+        fig.update_yaxes(autorange="reversed", type="category")
+    else:
+        fig.update_yaxes(title="% of GPU span")
+        fig.update_xaxes(type="category")
+    return fig
+
+
+def rank_bars(
+    frame: pd.DataFrame, *, value: str, axis_title: str, title: str = "", scale: float = 1.0
+) -> go.Figure:
+    """One bar per rank (``label``) of column ``value`` times ``scale``; rows whose
+    ``straggler`` column is true are drawn red."""
+    flags = frame.get("straggler", pd.Series(False, index=frame.index)).fillna(False)
+    values = pd.to_numeric(frame.get(value, pd.Series(dtype=float)), errors="coerce") * scale
+    fig = go.Figure(
+        go.Bar(
+            x=[str(v) for v in frame.get("label", [])],
+            y=values,
+            marker_color=[_STRAGGLER if f else _NORMAL for f in flags],
+            hovertemplate="%{x}: %{y:,.3f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 80},
+        template="plotly_white",
+        height=320,
+        showlegend=False,
+    )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(title=axis_title, rangemode="tozero")
+    return fig
+
+
+def step_time_box(frame: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """Distribution of step durations per rank (ms): one box per ``label``, red for
+    stragglers. ``frame``: label, dur_us, straggler (one row per step)."""
+    fig = go.Figure()
+    for label, rows in frame.groupby("label", sort=False) if len(frame) else []:
+        straggler = bool(rows["straggler"].any()) if "straggler" in rows else False
+        colour = _STRAGGLER if straggler else _NORMAL
+        fig.add_trace(
+            go.Box(
+                y=pd.to_numeric(rows["dur_us"], errors="coerce") / 1e3,
+                name=str(label),
+                marker_color=colour,
+                line_color=colour,
+                boxpoints="all",
+                jitter=0.3,
+                pointpos=0,
+                hovertemplate="%{y:,.3f} ms<extra>" + str(label) + "</extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 80},
+        template="plotly_white",
+        height=360,
+        showlegend=False,
+    )
+    fig.update_yaxes(title="step time ms", rangemode="tozero")
+    return fig
+
+
+def step_bars(frame: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """A trace's ProfilerSteps: host step time and GPU busy time per step (ms).
+    ``frame``: step (label), dur_us, gpu_busy_us."""
+    labels = [str(v) for v in frame.get("step", [])]
+    fig = go.Figure()
+    for column, name, colour in (
+        ("dur_us", "step time (host)", _NORMAL),
+        ("gpu_busy_us", "GPU busy", "#f59e0b"),
+    ):
+        if column in frame:
+            fig.add_trace(
+                go.Bar(
+                    x=labels,
+                    y=pd.to_numeric(frame[column], errors="coerce") / 1e3,
+                    name=name,
+                    marker_color=colour,
+                    hovertemplate="step %{x}: %{y:,.3f} ms<extra>" + name + "</extra>",
+                )
+            )
+    fig.update_layout(
+        title=title or None,
+        barmode="group",
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 60},
+        legend={"orientation": "h", "y": -0.25},
+        template="plotly_white",
+        height=320,
+    )
+    fig.update_xaxes(title="ProfilerStep", type="category")
+    fig.update_yaxes(title="ms", rangemode="tozero")
+    return fig
+
+
+def kernel_delta_bars(frame: pd.DataFrame, *, title: str = "", top: int = 20) -> go.Figure:
+    """Kernels whose total time changed most (B - A, µs): red slower, green faster.
+    ``frame``: name, delta_us, change (largest |delta| first)."""
+    rows = frame.head(top)
+    names = [n if len(n) <= 70 else n[:67] + "…" for n in rows.get("name", [])]
+    deltas = pd.to_numeric(rows.get("delta_us", pd.Series(dtype=float)), errors="coerce")
+    fig = go.Figure(
+        go.Bar(
+            x=deltas,
+            y=names,
+            orientation="h",
+            marker_color=[_STRAGGLER if d > 0 else "#2ca02c" for d in deltas.fillna(0)],
+            customdata=list(rows.get("change", [])),
+            hovertemplate="%{y}<br>%{x:+,.1f} µs (%{customdata})<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 420, "r": 20, "t": 40 if title else 10, "b": 50},
+        template="plotly_white",
+        height=max(240, 60 + 22 * len(names)),
+        showlegend=False,
+    )
+    fig.update_xaxes(title="Δ total time µs (B - A)", zeroline=True)
+    fig.update_yaxes(autorange="reversed", type="category")
+    return fig
+
+
+# --- Fabric: slow-node triage ---------------------------------------------------------------
+
+_OUTLIER = "#d62728"
+_NORMAL = "#1f77b4"
+
+
+def pairwise_heatmap(matrix: pd.DataFrame, *, title: str = "", unit: str = "GB/s") -> go.Figure:
+    """Host x host heat-map of a pairwise result (e.g. median busbw of 2-node runs).
+
+    ``matrix``: square, hosts as index and columns, NaN where the pair has no run. Lower
+    values are darker, so the row and column of a slow node stand out as a dark cross.
+    """
+    hosts = [str(h) for h in matrix.index]
+    z = [[None if pd.isna(v) else float(v) for v in row] for row in matrix.to_numpy()]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=hosts,
+            y=hosts,
+            colorscale="Viridis",
+            colorbar={"title": unit},
+            hoverongaps=False,
+            hovertemplate="%{y} ↔ %{x}: %{z:.2f} " + unit + "<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 120, "r": 20, "t": 40 if title else 10, "b": 120},
+        template="plotly_white",
+        height=max(360, 140 + 24 * len(hosts)),
+    )
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def host_value_bars(
+    table: pd.DataFrame, *, title: str = "", unit: str = "", median: float | None = None
+) -> go.Figure:
+    """One bar per host (``host``, ``value``, ``outlier``), outliers in red, median dashed."""
+    hosts = [str(h) for h in table.get("host", [])]
+    values = pd.to_numeric(table.get("value", pd.Series(dtype=float)), errors="coerce")
+    flags = list(table.get("outlier", [False] * len(hosts)))
+    fig = go.Figure(
+        go.Bar(
+            x=hosts,
+            y=values,
+            marker_color=[_OUTLIER if f else _NORMAL for f in flags],
+            hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra></extra>",
+        )
+    )
+    if median is not None and not math.isnan(median):
+        fig.add_hline(y=median, line_dash="dash", annotation_text="median")
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 100},
+        template="plotly_white",
+        height=360,
+        showlegend=False,
+    )
+    fig.update_xaxes(type="category")
+    fig.update_yaxes(title=unit or None)
+    return fig
+
+
+def counter_timeline(frame: pd.DataFrame, *, title: str = "", unit: str = "") -> go.Figure:
+    """A counter's rate over time, one line per device (``at``, ``device``, ``value``)."""
+    fig = go.Figure()
+    for device, rows in frame.sort_values("at").groupby("device", sort=True):
+        fig.add_trace(
+            go.Scatter(
+                x=rows["at"],
+                y=rows["value"],
+                name=str(device) or "(device not named)",
+                mode="lines+markers",
+                hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra>%{fullData.name}</extra>",
+            )
+        )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 50},
+        legend={"orientation": "h", "y": -0.2},
+        template="plotly_white",
+        height=360,
+    )
+    fig.update_yaxes(title=unit or None, rangemode="tozero")
+    return fig
+
+
+# --- Nsight Systems: GPU utilisation over time ----------------------------------------------
+
+
+def gpu_utilisation_timeline(frame: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """Busy % per time bin, one line per GPU, NCCL-kernel % dotted beneath it.
+
+    ``frame`` has ``device``, ``t_ms`` (bin start, ms from the session start), ``busy_pct``
+    and optionally ``nccl_pct`` (NaN where the device ran no NCCL kernel).
+    """
+    fig = go.Figure()
+    for device, rows in frame.sort_values("t_ms").groupby("device", sort=True):
+        fig.add_trace(
+            go.Scatter(
+                x=rows["t_ms"],
+                y=rows["busy_pct"],
+                name=f"GPU {device} busy",
+                mode="lines",
+                line={"shape": "hv"},
+                hovertemplate="%{x:.3f} ms: %{y:.1f}% busy<extra>GPU " + str(device) + "</extra>",
+            )
+        )
+        if "nccl_pct" in rows and rows["nccl_pct"].notna().any():
+            fig.add_trace(
+                go.Scatter(
+                    x=rows["t_ms"],
+                    y=rows["nccl_pct"],
+                    name=f"GPU {device} NCCL",
+                    mode="lines",
+                    line={"shape": "hv", "dash": "dot"},
+                    hovertemplate="%{x:.3f} ms: %{y:.1f}% NCCL<extra>GPU "
+                    + str(device)
+                    + "</extra>",
+                )
+            )
+    fig.update_layout(
+        title=title or None,
+        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 50},
+        legend={"orientation": "h", "y": -0.2},
+        hovermode="x unified",
+        template="plotly_white",
+        height=340,
+    )
+    fig.update_xaxes(title="time since session start (ms)")
+    fig.update_yaxes(title="% of bin", range=[0, 100])
+    return fig

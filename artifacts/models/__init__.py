@@ -5,5 +5,19 @@ each is imported here so Django sees every model under the ``artifacts`` app lab
 """
 
 from .core import Artifact, BenchmarkRun, Measurement, RunRank
+from .fabric import CounterRate, CounterSample, CounterSnapshot, Finding, HostFact, LogEvent
+from .nsight import (
+    NcuKernel,
+    NsightApiStat,
+    NsightKernelStat,
+    NsightMemStat,
+    NsightRange,
+    NsightReport,
+)
+from .traces import TraceCollective, TraceKernelStat, TraceStep, TraceSummary
 
 __all__ = ["Artifact", "BenchmarkRun", "Measurement", "RunRank"]
+__all__ += ["CounterRate", "CounterSample", "CounterSnapshot", "Finding", "HostFact", "LogEvent"]
+__all__ += ["TraceCollective", "TraceKernelStat", "TraceStep", "TraceSummary"]
+__all__ += ["NcuKernel", "NsightApiStat", "NsightKernelStat", "NsightMemStat", "NsightRange"]
+__all__ += ["NsightReport"]

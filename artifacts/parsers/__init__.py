@@ -16,6 +16,14 @@ from .base import ParseError, ParseResult
 PARSERS: dict[str, str] = {
     "nccl_tests": "artifacts.parsers.nccl_tests",
     "torch_trace": "artifacts.parsers.torch_trace",
+    # Nsight: binary signatures first (SQLite, .nsys-rep), then text reports with their own
+    # markers ("Executing '...' stats report", the ncu CSV header, ==PROF== + "Section:"),
+    # all before the NCCL log sniffer (a profiled job's output may hold NCCL INFO lines).
+    "nsys_sqlite": "artifacts.parsers.nsys_sqlite",
+    "nsys_rep": "artifacts.parsers.nsys_rep",
+    "nsys_stats": "artifacts.parsers.nsys_stats",
+    "ncu_csv": "artifacts.parsers.ncu_csv",
+    "ncu_text": "artifacts.parsers.ncu_text",
     # Fabric and host evidence: most specific sniffers first, the generic "name: value"
     # ethtool sniffer last (RDMA counter lists look alike and must reach rdma_counters).
     "nccl_debug": "artifacts.parsers.nccl_debug",
@@ -24,6 +32,15 @@ PARSERS: dict[str, str] = {
     "ib_status": "artifacts.parsers.ib_status",
     "rdma_counters": "artifacts.parsers.rdma_counters",
     "mlxlink": "artifacts.parsers.mlxlink",
+    # Host and tool outputs with their own markers (banners, table headers, prefixes).
+    "dcgm": "artifacts.parsers.dcgm",
+    "perftest": "artifacts.parsers.perftest",
+    "perf_stat": "artifacts.parsers.perf_stat",
+    "mlxconfig": "artifacts.parsers.mlxconfig",
+    "numa": "artifacts.parsers.numa",
+    "proc_interrupts": "artifacts.parsers.proc_interrupts",
+    "ebpf_hist": "artifacts.parsers.ebpf_hist",
+    "dmesg": "artifacts.parsers.dmesg",
     "ethtool_stats": "artifacts.parsers.ethtool_stats",
 }
 

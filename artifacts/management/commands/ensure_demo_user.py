@@ -28,7 +28,7 @@ class Command(BaseCommand):
             return
         password = secrets.token_urlsafe(9)
         user = users.objects.create_user(username=username, password=password)
-        user.groups.add(Group.objects.get(name=EDITOR))
+        user.groups.add(Group.objects.get_or_create(name=EDITOR)[0])
         self.stdout.write(
             self.style.SUCCESS(f"Demo login created -> user: {username}  password: {password}")
         )

@@ -20,9 +20,18 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, default=6, help="days of nightly history")
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--user", default="demo")
+        parser.add_argument(
+            "--runs", type=int, default=0, help="instead: bulk-load N runs of long history"
+        )
 
     def handle(self, *args: Any, days: int, seed: int, user: str, **options: Any) -> None:
         uploader = get_user_model().objects.filter(username=user).first()
+        if options.get("runs"):  # baselines' bulk generator (bulk_create, for 10,000+ runs)
+            from baselines.demo_history import seed_history_command
+
+            return seed_history_command(
+                runs=options["runs"], seed=seed, uploader=uploader, write=self.stdout.write
+            )
         created = 0
         for demo in demo_files(days=days, seed=seed):
             outcome = artifact_ingest(

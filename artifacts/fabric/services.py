@@ -1,0 +1,57 @@
+"""Writes of the fabric evidence: derive rates and findings, acknowledge findings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import Artifact, Finding
+from .findings import evaluate_artifact
+from .pairing import refresh_rates
+
+# Kinds whose rows feed rates or rules; other kinds need no findings pass.
+FINDINGS_KINDS = frozenset(
+    {
+        "ethtool_stats", "rdma_counters", "ib_status", "mlxlink", "nvidia_smi", "nccl_debug",
+        "dcgm", "dmesg", "proc_interrupts", "mlnx_qos",
+    }
+)  # fmt: skip
+
+
+class FindingError(Exception):
+    """A write on a finding was refused (bad input)."""
+
+
+def fabric_refresh(*, artifact_id: int) -> list[Finding]:
+    """Pair the artifact's snapshots into rates, then evaluate the rules on it and on every
+    other artifact whose rates changed (the next upload of the same device). Idempotent."""
+    try:
+        artifact = Artifact.objects.get(pk=artifact_id)
+    except Artifact.DoesNotExist:
+        return []
+    with transaction.atomic():
+        touched = refresh_rates(artifact)
+    findings = evaluate_artifact(artifact)
+    for other in Artifact.objects.filter(pk__in=touched - {artifact.pk}):
+        evaluate_artifact(other)
+    return findings
+
+
+def finding_acknowledge(*, finding: Finding, user: Any, note: str = "") -> Finding:
+    if len(note) > 500:
+        raise FindingError("the note is longer than 500 characters")
+    finding.acknowledged_by = user if getattr(user, "pk", None) else None
+    finding.acknowledged_at = timezone.now()
+    finding.acknowledgement_note = note.strip()
+    finding.save(update_fields=["acknowledged_by", "acknowledged_at", "acknowledgement_note"])
+    return finding
+
+
+def finding_unacknowledge(*, finding: Finding) -> Finding:
+    finding.acknowledged_by = None
+    finding.acknowledged_at = None
+    finding.acknowledgement_note = ""
+    finding.save(update_fields=["acknowledged_by", "acknowledged_at", "acknowledgement_note"])
+    return finding

@@ -1,0 +1,271 @@
+"""Database rows -> the DataFrames that ``reports.figures`` and ``baselines.matrix`` take.
+
+Adapters only: the figures are pure plotly functions, the matrix is pure pandas; this module
+does the reads (a fixed number of queries each) and the reshaping.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import pandas as pd
+from django.db.models import Avg, F
+from django.urls import reverse
+
+from reports.figures import delta_band, series_history, version_matrix_heatmap
+
+from . import matrix as matrix_math
+from .comparing import baseline_for_identity
+from .facts import COMPONENT_LABELS, change_text, diff_stacks
+from .models import (
+    VERSION_FIELDS,
+    Baseline,
+    HardwareProfile,
+    Series,
+    SeriesPoint,
+    SeriesStackStats,
+    SoftwareStack,
+)
+from .querysets import series_alerts, series_points
+
+ORDERS = ("time", "version")
+
+
+def _stack_label(row: dict[str, Any]) -> str:
+    parts = [f"NCCL {row['stack__nccl']}" if row.get("stack__nccl") else ""]
+    if row.get("stack__cuda"):
+        parts.append(f"CUDA {row['stack__cuda']}")
+    if row.get("stack__driver"):
+        parts.append(f"driver {row['stack__driver']}")
+    return ", ".join(p for p in parts if p) or f"stack #{row['stack_id']}"
+
+
+@dataclass(frozen=True)
+class SeriesChart:
+    figure_json: str
+    points: list[dict[str, Any]]
+    baseline: Baseline | None
+    band: tuple[float, float, str] | None
+
+
+def series_chart(series: Series, *, order: str = "time", component: str = "nccl") -> SeriesChart:
+    """busbw (or the series' metric) in time or version order, with the baseline band, the
+    alerts and the stack changes marked."""
+    points = series_points(series)
+    if component not in VERSION_FIELDS:
+        component = "nccl"
+    if order == "version":
+        points.sort(key=lambda p: (_key(p, component), p["measured_at"], p["run_id"]))
+    for position, p in enumerate(points):
+        p["x"] = position if order == "version" else p["measured_at"]
+        p["stack"] = _stack_label(p)
+    x_of_run = {p["run_id"]: p["x"] for p in points}
+    baseline = baseline_for_identity(
+        series.profile_id, series.benchmark, series.collective, series.nranks, series.dtype
+    )
+    band = _band(series, baseline)
+    alerts = [
+        {
+            "x": x_of_run[a.run_id],
+            "value": a.value_after,
+            "kind": a.kind,
+            "text": f"{a.get_kind_display()} {a.magnitude_pct:+.1f}% ({a.get_status_display()})",
+        }
+        for a in series_alerts(series)
+        if a.run_id in x_of_run and a.value_after is not None
+    ]
+    figure = series_history(
+        pd.DataFrame(points, columns=["x", "value", "stack", "run_id"]) if points else _empty(),
+        unit=series.unit,
+        band=band,
+        alerts=pd.DataFrame(alerts, columns=["x", "value", "kind", "text"]),
+        stack_changes=pd.DataFrame(
+            _stack_changes(points, order, component), columns=["x", "label"]
+        ),
+        ticks=_version_ticks(points, component) if order == "version" else None,
+    )
+    return SeriesChart(figure.to_json(), points, baseline, band)
+
+
+def _key(point: dict[str, Any], component: str) -> str:
+    return str(point.get(f"stack__{component}_key") or "")
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(columns=["x", "value", "stack", "run_id"])
+
+
+def _band(series: Series, baseline: Baseline | None) -> tuple[float, float, str] | None:
+    if baseline is None:
+        return None
+    values = list(
+        SeriesPoint.objects.filter(series=series, run__in=baseline.runs.all()).values_list(
+            "value", flat=True
+        )
+    )
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    tol = baseline.tolerance_pct / 100.0
+    low, high = min(min(values), mean * (1 - tol)), max(max(values), mean * (1 + tol))
+    return low, high, f"baseline {baseline.name} ±{baseline.tolerance_pct:g}%"
+
+
+def _stack_changes(
+    points: list[dict[str, Any]], order: str, component: str
+) -> list[dict[str, Any]]:
+    """Where consecutive points (in the chart's order) ran on different stacks."""
+    ids = {p["stack_id"] for p in points}
+    stacks = {s.pk: s for s in SoftwareStack.objects.filter(pk__in=ids)} if len(ids) > 1 else {}
+    changes = []
+    for before, after in itertools.pairwise(points):
+        if before["stack_id"] == after["stack_id"]:
+            continue
+        a, b = stacks.get(before["stack_id"]), stacks.get(after["stack_id"])
+        if a is None or b is None:
+            continue
+        diff = diff_stacks(a.versions(), a.nccl_env, b.versions(), b.nccl_env)
+        if order == "version":
+            diff = [c for c in diff if c.name == component] or diff
+        changes.append({"x": after["x"], "label": change_text(diff, limit=2)})
+    return changes
+
+
+def _version_ticks(points: list[dict[str, Any]], component: str) -> list[tuple[float, str]]:
+    ticks: list[tuple[float, str]] = []
+    seen: set[str] = set()
+    for p in points:
+        version = str(p.get(f"stack__{component}") or "?")
+        if version not in seen:
+            seen.add(version)
+            ticks.append((p["x"], version))
+    return ticks
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def comparison_figure(result_json: dict[str, Any], *, label: str = "this run") -> str | None:
+    """Δ% per size with its uncertainty band (``curve_compare``'s sizes), as plotly JSON."""
+    sizes = result_json.get("sizes") or []
+    if not sizes:
+        return None
+    frame = pd.DataFrame(sizes)
+    frame["candidate"] = label
+    return delta_band(
+        frame[["candidate", "size_bytes", "delta_pct", "low_pct", "high_pct", "change"]]
+    ).to_json()
+
+
+# ---------------------------------------------------------------------------- version matrix
+
+
+@dataclass(frozen=True)
+class MatrixView:
+    matrix: matrix_math.Matrix
+    component: str
+    figure_json: str | None
+    rows: list[dict[str, Any]]  # for the HTML table: version, cells [(cell, url)]
+
+
+def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> MatrixView:
+    """Four queries: the profile's busbw series, their per-stack means (``SeriesStackStats``,
+    kept up to date by filing: a few hundred rows however many points), those stacks, and the
+    pinned baselines' levels."""
+    if component not in VERSION_FIELDS:
+        component = "nccl"
+    series = {
+        s.pk: s
+        for s in Series.objects.filter(profile=profile, metric="busbw").only(
+            "pk", "collective", "nranks", "size_bytes"
+        )
+    }
+    grouped = [
+        {"series_id": r.series_id, "stack_id": r.stack_id, "total": r.mean * r.points,
+         "runs": r.points}
+        for r in SeriesStackStats.objects.filter(series_id__in=list(series))
+    ]  # fmt: skip
+    stacks = {
+        s.pk: s for s in SoftwareStack.objects.filter(pk__in={r["stack_id"] for r in grouped})
+    }
+    # Several stacks can share a version of this component: pool their points.
+    pooled: dict[tuple[str, str, str, int, int], list[float]] = {}
+    for row in grouped:
+        stack, one = stacks[row["stack_id"]], series[row["series_id"]]
+        version = getattr(stack, component)
+        if not version:
+            continue
+        key = (version, getattr(stack, f"{component}_key"), one.collective, one.nranks,
+               one.size_bytes)  # fmt: skip
+        total = pooled.setdefault(key, [0.0, 0])
+        total[0] += row["total"]
+        total[1] += row["runs"]
+    points = [
+        {"version": k[0], "version_key": k[1], "collective": k[2], "nranks": k[3],
+         "size_bytes": k[4], "mean": t / n, "runs": n}
+        for k, (t, n) in pooled.items()
+        if n
+    ]  # fmt: skip
+    baselines = list(Baseline.objects.filter(profile=profile, active=True).order_by("created_at"))
+    newest = {(b.collective, b.nranks): b for b in baselines}  # the newest wins
+    names = {bench: b.name for bench, b in newest.items()}
+    base_rows: list[dict[str, Any]] = []
+    if newest:
+        wanted = {b.pk for b in newest.values()}
+        means = (
+            SeriesPoint.objects.filter(series_id__in=list(series), run__baselines__in=wanted)
+            .values("series_id", baseline=F("run__baselines"))
+            .annotate(mean=Avg("value"))
+            .order_by()
+        )
+        for r in means:
+            one = series[r["series_id"]]
+            if (
+                newest.get((one.collective, one.nranks))
+                and r["baseline"] == newest[(one.collective, one.nranks)].pk
+            ):
+                base_rows.append(
+                    {"collective": one.collective, "nranks": one.nranks,
+                     "size_bytes": one.size_bytes, "mean": r["mean"]}
+                )  # fmt: skip
+    result = matrix_math.version_matrix(points, base_rows, names)
+    rows = []
+    for version in result.versions:
+        cells = []
+        for index, column in enumerate(result.columns):
+            cell = result.cell(version, index)
+            url = _compare_url(profile, component, version, column) if cell else ""
+            cells.append((cell, url))
+        rows.append({"version": version, "cells": cells})
+    figure = None
+    if result.columns:
+        labels = [f"{c.benchmark} {c.bucket}" for c in result.columns]
+        links = [[url for _, url in row["cells"]] for row in rows]
+        figure = version_matrix_heatmap(
+            result.grid(), rows=list(result.versions), columns=labels, links=links
+        ).to_json()
+    return MatrixView(result, component, figure, rows)
+
+
+def _compare_url(
+    profile: HardwareProfile, component: str, version: str, column: matrix_math.Column
+) -> str:
+    query = urlencode(
+        {
+            "profile": profile.slug,
+            "component": component,
+            "version": version,
+            "collective": column.collective,
+            "nranks": column.nranks,
+            "low": column.low_bytes,
+            "high": min(column.high_bytes, 2**53),
+        }
+    )
+    return f"{reverse('baselines:version-compare')}?{query}"
+
+
+def component_label(component: str) -> str:
+    return COMPONENT_LABELS.get(component, component)

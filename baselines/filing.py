@@ -1,0 +1,308 @@
+"""Filing a parsed run: which hardware profile, which software stack, which series points.
+
+Called inside the after-parse transaction (``baselines.services.artifact_evaluate``) and by
+the bulk demo generator. Everything here is idempotent: filing a run twice leaves the same
+rows as filing it once.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.db.models import Avg, Count, Max, OuterRef, Subquery
+from django.utils.text import slugify
+
+from artifacts.models import BenchmarkRun
+
+from .facts import gpu_generation, gpu_model, stack_facts
+from .models import (
+    HardwareProfile,
+    HostProfileMapping,
+    RunContext,
+    Series,
+    SeriesPoint,
+    SeriesStackStats,
+    SoftwareStack,
+)
+
+METRIC = "busbw"  # nccl-tests series track out-of-place bus bandwidth (in-place if missing)
+PROFILE_METADATA_KEYS = ("profile", "hardware_profile")
+
+
+@dataclass(frozen=True)
+class ProfileMatch:
+    profile: HardwareProfile
+    matched_by: str
+
+
+def run_is_usable(run: BenchmarkRun) -> bool:
+    """Failed runs (NCCL errors) are kept out of series and baselines: their numbers describe
+    a broken fabric, not the stack. Truncated runs count for the sizes they reached."""
+    return not run.errors
+
+
+# --------------------------------------------------------------------------------- profiles
+
+
+def profile_match(
+    *,
+    hosts: Iterable[str],
+    gpu: str,
+    gpus_per_node: int | None,
+    metadata: Mapping[str, Any],
+    mappings: list[HostProfileMapping] | None = None,
+) -> ProfileMatch:
+    """The profile a run belongs to, in order of how explicit the evidence is:
+
+    1. upload metadata ``profile``: a profile slug (created when new: the uploader said so);
+    2. host mappings: the profile most of the run's hosts map to (priority breaks ties);
+    3. a profile whose ``gpu_match`` text is in the GPU name (several: the one with the
+       run's GPUs per node, else the longest match);
+    4. otherwise an automatic profile per GPU model and GPUs per node, to be edited.
+    """
+    for key in PROFILE_METADATA_KEYS:
+        if slug := slugify(str(metadata.get(key) or ""))[:80]:
+            profile = _profile_get_or_create(
+                slug, defaults=_auto_profile_fields(gpu, gpus_per_node, name=slug)
+            )
+            return ProfileMatch(profile, f"upload metadata {key}={slug}")
+    if mappings is None:
+        mappings = list(HostProfileMapping.objects.select_related("profile"))
+    chosen_per_host = []
+    for host in set(hosts):
+        hits = [m for m in mappings if m.matches(host)]
+        if hits:
+            chosen_per_host.append(max(hits, key=lambda m: (m.priority, len(m.pattern))))
+    if chosen_per_host:
+        votes = Counter(m.profile_id for m in chosen_per_host)
+        mapping = max(
+            chosen_per_host, key=lambda m: (votes[m.profile_id], m.priority, len(m.pattern))
+        )
+        return ProfileMatch(mapping.profile, f"host mapping {mapping.pattern}")
+    if gpu:
+        candidates = [
+            p for p in HardwareProfile.objects.exclude(gpu_match="") if p.matches_gpu(gpu)
+        ]
+        if candidates:
+            same_size = [p for p in candidates if p.gpus_per_node == gpus_per_node]
+            pool = same_size or candidates
+            chosen = max(pool, key=lambda p: (len(p.gpu_match), -p.pk))
+            return ProfileMatch(chosen, f"GPU name contains {chosen.gpu_match!r}")
+    model = gpu_model(gpu) if gpu else "unknown-gpu"
+    slug = slugify(f"auto-{model}-{gpus_per_node or 'x'}gpu")[:80]
+    name = f"{model} x{gpus_per_node or '?'} (automatic)"
+    profile = _profile_get_or_create(slug, defaults=_auto_profile_fields(gpu, gpus_per_node, name))
+    return ProfileMatch(profile, "automatic (GPU model and GPUs per node)")
+
+
+def _auto_profile_fields(gpu: str, gpus_per_node: int | None, name: str) -> dict[str, Any]:
+    model = gpu_model(gpu) if gpu else ""
+    return {
+        "name": name,
+        "gpu_model": model,
+        "gpu_generation": gpu_generation(model),
+        "gpus_per_node": gpus_per_node,
+        "auto_created": True,
+    }
+
+
+def _profile_get_or_create(slug: str, *, defaults: dict[str, Any]) -> HardwareProfile:
+    try:
+        with transaction.atomic():  # a concurrent worker may create the same slug
+            return HardwareProfile.objects.get_or_create(slug=slug, defaults=defaults)[0]
+    except IntegrityError:
+        return HardwareProfile.objects.get(slug=slug)
+
+
+# ----------------------------------------------------------------------------------- stacks
+
+
+def stack_get_or_create(
+    *, versions: Mapping[str, str], nccl_env: Mapping[str, str]
+) -> SoftwareStack:
+    """The stack row with exactly these versions and environment (made when new)."""
+    clean_versions = {k: v for k, v in versions.items() if v}
+    env = {str(k): str(v) for k, v in sorted(nccl_env.items())}
+    fingerprint = SoftwareStack.compute_fingerprint(clean_versions, env)
+    existing = SoftwareStack.objects.filter(fingerprint=fingerprint).first()
+    if existing:
+        return existing
+    try:
+        with transaction.atomic():
+            stack = SoftwareStack(nccl_env=env, **clean_versions)
+            stack.save()
+            return stack
+    except IntegrityError:
+        return SoftwareStack.objects.get(fingerprint=fingerprint)
+
+
+# ------------------------------------------------------------------------------------ filing
+
+
+@dataclass(frozen=True)
+class FiledRun:
+    run: BenchmarkRun
+    context: RunContext
+    series_ids: tuple[int, ...]
+
+
+def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = None) -> FiledRun:
+    """Give a run its profile and stack and (re)write its series points."""
+    artifact = run.artifact
+    ranks = list(run.ranks.all())
+    hosts = [r.host for r in ranks if r.host] or ([artifact.host] if artifact.host else [])
+    per_host = Counter(r.host for r in ranks if r.host)
+    gpus_per_node = max(per_host.values()) if per_host else None
+    match = profile_match(
+        hosts=hosts,
+        gpu=run.gpu,
+        gpus_per_node=gpus_per_node,
+        metadata=artifact.metadata or {},
+        mappings=mappings,
+    )
+    facts = stack_facts(
+        {"nccl_version": run.nccl_version, "nccl_tests_version": run.nccl_tests_version},
+        artifact.metadata or {},
+    )
+    stack = stack_get_or_create(versions=facts.versions, nccl_env=facts.nccl_env)
+    context, _ = RunContext.objects.update_or_create(
+        run=run,
+        defaults={
+            "profile": match.profile,
+            "stack": stack,
+            "matched_by": match.matched_by[:120],
+            "stack_sources": facts.sources,
+        },
+    )
+    series_ids = _write_points(run, match.profile, stack)
+    return FiledRun(run, context, series_ids)
+
+
+def _write_points(
+    run: BenchmarkRun, profile: HardwareProfile, stack: SoftwareStack
+) -> tuple[int, ...]:
+    """Replace the run's points; returns the series touched (old and new ones)."""
+    before = set(SeriesPoint.objects.filter(run=run).values_list("series_id", flat=True))
+    SeriesPoint.objects.filter(run=run).delete()
+    values: dict[tuple[int, str, str], float] = {}
+    if run_is_usable(run):
+        for m in run.measurements.all():
+            value = m.oop_busbw_gbps if m.oop_busbw_gbps is not None else m.ip_busbw_gbps
+            if value is not None:
+                values[(m.size_bytes, m.dtype or run.dtype, m.redop)] = value
+    pairs = [
+        (identity(run, size_bytes=size, dtype=dtype, redop=redop), value)
+        for (size, dtype, redop), value in values.items()
+    ]
+    series = series_for(profile, [key for key, _ in pairs])
+    SeriesPoint.objects.bulk_create(
+        SeriesPoint(
+            series_id=series[key].pk,
+            run=run,
+            stack=stack,
+            measured_at=run.measured_at,
+            value=value,
+        )
+        for key, value in pairs
+    )
+    touched = before | {s.pk for s in series.values()}
+    series_refresh_stats(touched)
+    return tuple(sorted(touched))
+
+
+def identity(run: BenchmarkRun, *, size_bytes: int, dtype: str, redop: str) -> tuple[Any, ...]:
+    """A series identity without the profile: benchmark, collective, dtype, redop, nranks,
+    nnodes, size, metric."""
+    return (
+        run.benchmark or "nccl-tests",
+        run.collective or "",
+        dtype or "",
+        redop or "",
+        run.nranks or 0,
+        run.nhosts or 0,
+        int(size_bytes),
+        METRIC,
+    )
+
+
+_IDENTITY_FIELDS = (
+    "benchmark", "collective", "dtype", "redop", "nranks", "nnodes", "size_bytes", "metric",
+)  # fmt: skip
+
+
+def series_for(
+    profile: HardwareProfile, identities: list[tuple[Any, ...]]
+) -> dict[tuple[Any, ...], Series]:
+    """Series rows for these identities on a profile, created when missing (order kept)."""
+    wanted = list(dict.fromkeys(identities))
+    found = _existing_series(profile, wanted)
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        Series.objects.bulk_create(
+            [
+                Series(profile=profile, **dict(zip(_IDENTITY_FIELDS, i, strict=True)))
+                for i in missing
+            ],
+            ignore_conflicts=True,  # a concurrent filing may have made some of them
+        )
+        found = _existing_series(profile, wanted)
+    return {i: found[i] for i in wanted}
+
+
+def _existing_series(
+    profile: HardwareProfile, wanted: list[tuple[Any, ...]]
+) -> dict[tuple[Any, ...], Series]:
+    if not wanted:
+        return {}
+    collectives = {i[1] for i in wanted}
+    nranks = {i[4] for i in wanted}
+    rows = Series.objects.filter(profile=profile, collective__in=collectives, nranks__in=nranks)
+    by_identity = {tuple(getattr(s, f) for f in _IDENTITY_FIELDS): s for s in rows}
+    return {i: by_identity[i] for i in wanted if i in by_identity}
+
+
+def series_refresh_stats(series_ids: Iterable[int]) -> None:
+    """Point count and latest value of each series (denormalised for the list pages)."""
+    ids = list(series_ids)
+    if not ids:
+        return
+    stats = {
+        row["series_id"]: row
+        for row in SeriesPoint.objects.filter(series_id__in=ids)
+        .values("series_id")
+        .annotate(n=Count("id"), last=Max("measured_at"))
+    }
+    newest = SeriesPoint.objects.filter(series=OuterRef("pk")).order_by("-measured_at", "-run_id")
+    changed = list(
+        Series.objects.filter(pk__in=ids).annotate(newest=Subquery(newest.values("value")[:1]))
+    )
+    for series in changed:
+        row = stats.get(series.pk)
+        series.point_count = row["n"] if row else 0
+        series.last_measured_at = row["last"] if row else None
+        series.last_value = series.newest
+    Series.objects.bulk_update(changed, ["point_count", "last_measured_at", "last_value"])
+    stack_stats_refresh(ids)
+
+
+def stack_stats_refresh(series_ids: Iterable[int]) -> None:
+    """Recompute the per-(series, stack) point counts and means of these series."""
+    ids = list(series_ids)
+    rows = (
+        SeriesPoint.objects.filter(series_id__in=ids)
+        .values("series_id", "stack_id")
+        .annotate(n=Count("id"), mean=Avg("value"))
+        .order_by()
+    )
+    fresh = [
+        SeriesStackStats(
+            series_id=r["series_id"], stack_id=r["stack_id"], points=r["n"], mean=r["mean"]
+        )
+        for r in rows
+    ]
+    SeriesStackStats.objects.filter(series_id__in=ids).delete()
+    SeriesStackStats.objects.bulk_create(fresh, batch_size=2000)

@@ -1,0 +1,394 @@
+"""Writes of the baselines app: ``<entity>_<verb>(*, ...)``, atomic, notifications on commit.
+
+The pipeline entry point is :func:`artifact_evaluate`, run by the Celery task
+``baselines.after_parse`` once an artifact's parse has committed:
+
+    file each run (profile, stack, series points)            baselines.filing
+    -> compare it, and the runs right after it, with their    baselines.comparing
+       reference (pinned baseline or recent runs)               + baselines.curve_compare
+    -> alerts for what changed, change points of the series   baselines.alerting
+       it touched                                              + baselines.detect
+    -> summaries per software change, notifications           baselines.notify
+
+It is idempotent: evaluating an artifact twice leaves the same rows (and sends nothing twice).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from artifacts.models import Artifact, BenchmarkRun, RunRank
+
+from .alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
+from .comparing import RECENT_RUNS, comparison_refresh, earlier_runs, identity_runs
+from .filing import FiledRun, run_file, run_is_usable
+from .models import (
+    Alert,
+    AlertSummary,
+    Baseline,
+    HardwareProfile,
+    HostProfileMapping,
+    RunContext,
+    SoftwareStack,
+    Subscription,
+)
+
+
+@dataclass
+class Evaluation:
+    """What one evaluation did (for tests, logs and the task's return value)."""
+
+    runs: int = 0
+    comparisons: int = 0
+    alerts: int = 0
+    new_summary_ids: list[int] = field(default_factory=list)
+    notified_summary_ids: list[int] = field(default_factory=list)
+
+    def text(self) -> str:
+        return (
+            f"{self.runs} run(s) filed, {self.comparisons} comparison(s), "
+            f"{self.alerts} alert(s), {len(self.new_summary_ids)} new summary(ies), "
+            f"{len(self.notified_summary_ids)} to notify"
+        )
+
+
+# --------------------------------------------------------------------------------- pipeline
+
+
+def artifact_evaluate(*, artifact_id: int, notify: bool = True) -> Evaluation:
+    """File, compare and scan the runs of one parsed artifact (see the module docstring)."""
+    artifact = Artifact.objects.filter(pk=artifact_id).first()
+    if artifact is None or artifact.status != Artifact.Status.PARSED:
+        return Evaluation()
+    runs = list(
+        artifact.runs.select_related("artifact")
+        .prefetch_related("ranks", "measurements")
+        .order_by("index")
+    )
+    return runs_evaluate(runs=runs, notify=notify)
+
+
+def runs_evaluate(*, runs: Sequence[BenchmarkRun], notify: bool = True) -> Evaluation:
+    evaluation = Evaluation()
+    if not runs:
+        return evaluation
+    collector = Collector()
+    with transaction.atomic():
+        mappings = list(HostProfileMapping.objects.select_related("profile"))
+        filed = [run_file(run=run, mappings=mappings) for run in runs]
+        # One evaluation per profile at a time: two workers filing runs of the same series
+        # must not both decide they raise the first alert of a change.
+        profile_ids = sorted({f.context.profile_id for f in filed})
+        list(HardwareProfile.objects.select_for_update().filter(pk__in=profile_ids))
+        evaluation.runs = len(filed)
+        for run, context in _runs_to_compare(filed):
+            outcome = comparison_refresh(run=run, context=context)
+            evaluation.comparisons += outcome.comparison is not None
+            evaluation.alerts += len(
+                alerts_from_comparison(
+                    outcome, run=run, stack_id=context.stack_id, collector=collector
+                )
+            )
+        series_ids = {sid for f in filed for sid in f.series_ids}
+        evaluation.alerts += len(history_scan(series_ids, collector=collector))
+        summaries_refresh(collector.touched_summary_ids)
+        evaluation.new_summary_ids = sorted(
+            AlertSummary.objects.filter(pk__in=collector.new_summary_ids).values_list(
+                "pk", flat=True
+            )
+        )
+        # Notify once per summary, when its change is confirmed (two runs, or the history).
+        due = AlertSummary.objects.filter(
+            pk__in=collector.touched_summary_ids, confirmed=True, notified_at__isnull=True
+        )
+        ready = sorted(due.values_list("pk", flat=True))
+        if ready:
+            due.update(notified_at=timezone.now())
+            if notify:
+                transaction.on_commit(lambda: _notify(ready))
+        evaluation.notified_summary_ids = ready
+    return evaluation
+
+
+def _runs_to_compare(filed: list[FiledRun]) -> list[tuple[BenchmarkRun, RunContext]]:
+    """Each filed run; the runs right after it, whose automatic reference includes it; and the
+    runs just before it on its stack, whose evidence it adds to. Workers may file runs out of
+    time order: the result must not depend on that order."""
+    chosen: dict[int, tuple[BenchmarkRun, RunContext]] = {}
+    for f in sorted(filed, key=lambda f: (f.run.measured_at, f.run.pk)):
+        if run_is_usable(f.run):
+            chosen[f.run.pk] = (f.run, f.context)
+        # The first run of a new stack counts the runs after it as evidence: refresh it.
+        same_stack_before = (
+            earlier_runs(f.run, f.context.profile_id)
+            .filter(context__stack_id=f.context.stack_id)
+            .select_related("context")[:RECENT_RUNS]
+        )
+        for run in same_stack_before:
+            chosen.setdefault(run.pk, (run, run.context))
+        later = (
+            identity_runs(f.run, f.context.profile_id)
+            .filter(
+                Q(measured_at__gt=f.run.measured_at)
+                | Q(measured_at=f.run.measured_at, pk__gt=f.run.pk)
+            )
+            .select_related("context")
+            .order_by("measured_at", "id")[:RECENT_RUNS]
+        )
+        for run in later:
+            chosen.setdefault(run.pk, (run, run.context))
+    return sorted(chosen.values(), key=lambda pair: (pair[0].measured_at, pair[0].pk))
+
+
+def _notify(summary_ids: list[int]) -> None:
+    from .tasks import notify_summary
+
+    for summary_id in summary_ids:
+        notify_summary.delay(summary_id)
+
+
+# -------------------------------------------------------------------------------- baselines
+
+
+def baseline_create(
+    *,
+    name: str,
+    runs: Sequence[BenchmarkRun],
+    tolerance_pct: float = 3.0,
+    notes: str = "",
+    created_by: Any = None,
+) -> Baseline:
+    """A baseline pinning these runs. They must share profile and benchmark identity."""
+    if not runs:
+        raise ValidationError("a baseline needs at least one run")
+    contexts = {c.run_id: c for c in RunContext.objects.filter(run__in=runs)}
+    missing = [r.pk for r in runs if r.pk not in contexts]
+    if missing:
+        raise ValidationError(f"run(s) {missing} are not filed under a hardware profile yet")
+    failed = [r.pk for r in runs if not run_is_usable(r)]
+    if failed:
+        raise ValidationError(f"run(s) {failed} failed; a baseline needs successful runs")
+    identities = {(contexts[r.pk].profile_id, r.benchmark, r.collective, r.nranks) for r in runs}
+    if len(identities) > 1:
+        raise ValidationError(
+            "the runs of a baseline must share hardware profile, benchmark, collective and "
+            "rank count"
+        )
+    if not 0 <= tolerance_pct <= 100:
+        raise ValidationError("tolerance must be between 0 and 100 percent")
+    first = runs[0]
+    stacks = {contexts[r.pk].stack_id for r in runs}
+    with transaction.atomic():
+        baseline = Baseline.objects.create(
+            name=name.strip()[:120] or _default_name(first, contexts[first.pk]),
+            profile_id=contexts[first.pk].profile_id,
+            benchmark=first.benchmark,
+            collective=first.collective,
+            dtype=first.dtype,
+            nranks=first.nranks or 0,
+            stack_id=stacks.pop() if len(stacks) == 1 else None,
+            tolerance_pct=tolerance_pct,
+            notes=notes,
+            created_by=created_by if getattr(created_by, "pk", None) else None,
+        )
+        baseline.runs.set(runs)
+    return baseline
+
+
+def _default_name(run: BenchmarkRun, context: RunContext) -> str:
+    stack = context.stack.nccl and f"NCCL {context.stack.nccl}"
+    parts = [context.profile.slug, run.collective, f"{run.nranks}r", stack or ""]
+    return " ".join(p for p in parts if p)[:120]
+
+
+def baseline_promote_run(
+    *,
+    run: BenchmarkRun,
+    user: Any,
+    name: str = "",
+    tolerance_pct: float = 3.0,
+    include_recent: bool = True,
+    add_to: Baseline | None = None,
+) -> Baseline:
+    """ "Promote to baseline" on the run page: a new baseline of this run (plus, by default,
+    the runs just before it on the same stack, so the baseline has a spread), or this run
+    added to an existing baseline of the same identity."""
+    context = RunContext.objects.select_related("profile", "stack").filter(run=run).first()
+    if context is None:
+        raise ValidationError("this run is not filed under a hardware profile yet")
+    if add_to is not None:
+        if (add_to.profile_id, add_to.collective, add_to.nranks) != (
+            context.profile_id,
+            run.collective,
+            run.nranks or 0,
+        ):
+            raise ValidationError(f"baseline {add_to} is for another profile or benchmark")
+        add_to.runs.add(run)
+        return add_to
+    runs = [run]
+    if include_recent:
+        earlier = (
+            identity_runs(run, context.profile_id)
+            .filter(context__stack_id=context.stack_id, measured_at__lte=run.measured_at)
+            .exclude(pk=run.pk)
+            .order_by("-measured_at", "-id")[: RECENT_RUNS - 1]
+        )
+        runs += list(earlier)
+    return baseline_create(name=name, runs=runs, tolerance_pct=tolerance_pct, created_by=user)
+
+
+def baseline_update(*, baseline: Baseline, **changes: Any) -> Baseline:
+    allowed = {"name", "tolerance_pct", "active", "notes"}
+    unknown = set(changes) - allowed
+    if unknown:
+        raise ValidationError(f"cannot change {sorted(unknown)} of a baseline")
+    for key, value in changes.items():
+        setattr(baseline, key, value)
+    baseline.full_clean(exclude=["runs"])
+    baseline.save()
+    return baseline
+
+
+def baseline_remove_run(*, baseline: Baseline, run: BenchmarkRun) -> Baseline:
+    baseline.runs.remove(run)
+    return baseline
+
+
+# ----------------------------------------------------------------------------------- alerts
+
+_TRIAGE_FIELDS = ("status", "assignee", "notes", "link_url", "link_label")
+
+
+def alert_update(*, alert: Alert, **changes: Any) -> Alert:
+    """Triage: status, assignee, notes, link (URL + label, or ``link_object`` any row)."""
+    link_object = changes.pop("link_object", None)
+    unknown = set(changes) - set(_TRIAGE_FIELDS)
+    if unknown:
+        raise ValidationError(f"cannot change {sorted(unknown)} of an alert")
+    if "status" in changes and changes["status"] not in Alert.Status.values:
+        raise ValidationError(
+            f"unknown status {changes['status']!r}; known: {', '.join(Alert.Status.values)}"
+        )
+    with transaction.atomic():
+        for key, value in changes.items():
+            setattr(alert, key, value)
+        if link_object is not None:
+            alert.link_object = link_object
+        alert.full_clean(exclude=["summary", "series", "run", "previous_run"])
+        alert.save()
+        summaries_refresh([alert.summary_id])
+    return alert
+
+
+def summary_set_status(*, summary: AlertSummary, status: str, assignee: Any = None) -> int:
+    """One status (and optionally one assignee) for every alert of a summary."""
+    if status not in Alert.Status.values:
+        raise ValidationError(f"unknown status {status!r}")
+    with transaction.atomic():
+        changes: dict[str, Any] = {"status": status}
+        if assignee is not None:
+            changes["assignee"] = assignee
+        count = summary.alerts.update(**changes)
+        summaries_refresh([summary.pk])
+    return count
+
+
+# ------------------------------------------------------------------ profiles, hosts, stacks
+
+
+def profile_save(*, profile: HardwareProfile) -> HardwareProfile:
+    profile.full_clean()
+    profile.auto_created = False  # someone looked at it
+    profile.save()
+    return profile
+
+
+def mapping_create(
+    *, pattern: str, profile: HardwareProfile, priority: int = 0
+) -> HostProfileMapping:
+    """Map hosts to a profile; runs already stored on matching hosts are re-filed (Celery)."""
+    pattern = pattern.strip()
+    if not pattern:
+        raise ValidationError("a host pattern is needed, e.g. h200-r07n* or ib-h100-n0[0-9]*")
+    if HostProfileMapping.objects.filter(pattern=pattern).exists():
+        raise ValidationError(f"the pattern {pattern!r} is already mapped")
+    with transaction.atomic():
+        mapping = HostProfileMapping.objects.create(
+            pattern=pattern[:200], profile=profile, priority=priority
+        )
+        _refile_on_commit(pattern)
+    return mapping
+
+
+def mapping_delete(*, mapping: HostProfileMapping) -> None:
+    with transaction.atomic():
+        pattern = mapping.pattern
+        mapping.delete()
+        _refile_on_commit(pattern)
+
+
+def _refile_on_commit(pattern: str) -> None:
+    from .tasks import refile_hosts
+
+    transaction.on_commit(lambda: refile_hosts.delay(pattern))
+
+
+def hosts_refile(*, pattern: str) -> int:
+    """Re-evaluate the artifacts whose runs ran on hosts matching ``pattern``."""
+    hosts = [
+        h
+        for h in RunRank.objects.order_by().values_list("host", flat=True).distinct()
+        if h and fnmatch.fnmatchcase(h.lower(), pattern.lower())
+    ]
+    artifact_ids = sorted(
+        set(
+            Artifact.objects.filter(runs__ranks__host__in=hosts, status=Artifact.Status.PARSED)
+            .values_list("pk", flat=True)
+            .distinct()
+        )
+    )
+    for artifact_id in artifact_ids:
+        artifact_evaluate(artifact_id=artifact_id, notify=False)
+    return len(artifact_ids)
+
+
+def stack_update(*, stack: SoftwareStack, **changes: Any) -> SoftwareStack:
+    """Edit versions/environment; refuses to make a stack identical to another one."""
+    for key, value in changes.items():
+        setattr(stack, key, value)
+    fingerprint = SoftwareStack.compute_fingerprint(stack.versions(), stack.nccl_env or {})
+    clash = SoftwareStack.objects.filter(fingerprint=fingerprint).exclude(pk=stack.pk).first()
+    if clash:
+        raise ValidationError(f"an identical stack already exists (#{clash.pk}: {clash})")
+    stack.save()
+    return stack
+
+
+# ---------------------------------------------------------------------------- subscriptions
+
+
+def subscription_save(*, subscription: Subscription) -> Subscription:
+    if subscription.channel == Subscription.Channel.WEBHOOK:
+        if not subscription.target.startswith(("http://", "https://")):
+            raise ValidationError("a webhook target must be an http:// or https:// URL")
+    else:
+        from django.core.validators import validate_email
+
+        for address in (a.strip() for a in subscription.target.split(",")):
+            if address:
+                validate_email(address)
+    subscription.full_clean()
+    subscription.save()
+    return subscription
+
+
+def runs_of(ids: Iterable[int]) -> list[BenchmarkRun]:
+    return list(BenchmarkRun.objects.filter(pk__in=list(ids)).select_related("artifact"))

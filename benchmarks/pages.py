@@ -1,0 +1,117 @@
+"""Page speed with a long history: run list, series chart, alert list and version matrix.
+
+Needs a database with the history loaded (``manage.py seed_demo --runs 10000``); with
+``--seed`` it loads it first when the database has fewer runs than asked. Each page is
+requested in-process (Django test client, signed in as an editor) ``--repeat`` times after
+a warm-up, and the table gives p50/p95/max wall time and the number of SQL queries:
+
+    psql -h 127.0.0.1 -U postgres -c "CREATE DATABASE perfhub_bench"
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/perfhub_bench \\
+        .venv/bin/python manage.py migrate
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/perfhub_bench \\
+        .venv/bin/python benchmarks/pages.py --seed --runs 10000
+
+Target (issue 5): < 200 ms p95 for each page with 10,000 runs (~300,000 measurement rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfhub.settings")
+
+TARGET_MS = 200.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10_000)
+    parser.add_argument("--seed", action="store_true", help="load the history when missing")
+    parser.add_argument("--repeat", type=int, default=40)
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.contrib.auth.models import User
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    from artifacts.models import BenchmarkRun, Measurement
+    from baselines.demo_history import seed_history
+    from baselines.models import Alert, HardwareProfile, Series
+
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+    runs = BenchmarkRun.objects.count()
+    if runs < args.runs and args.seed:
+        print(f"loading {args.runs} runs of history ...", flush=True)
+        clock = time.perf_counter()
+        seed_history(runs=args.runs, log=lambda message: None)
+        print(f"loaded in {time.perf_counter() - clock:.0f} s", flush=True)
+        runs = BenchmarkRun.objects.count()
+    if runs < args.runs:
+        print(f"only {runs} runs in the database; run with --seed or seed_demo --runs N")
+        return 2
+
+    user, _ = User.objects.get_or_create(username="bench", defaults={"is_superuser": True})
+    client = Client()
+    client.force_login(user)
+    profile = HardwareProfile.objects.get(slug="h200-roce-2x8")
+    # The busiest series: the deliberate regression's all_reduce at 1 GiB.
+    series = (
+        Series.objects.filter(profile=profile, collective="all_reduce", size_bytes=1 << 30).first()
+        or Series.objects.order_by("-point_count").first()
+    )
+    pages = [
+        ("run list", "/runs/"),
+        ("run list, filtered", "/runs/?collective=all_reduce&nranks=16"),
+        ("series chart (time)", f"/baselines/series/{series.pk}/"),
+        ("series chart (version order)", f"/baselines/series/{series.pk}/?order=version"),
+        ("alert list", "/baselines/alerts/?status="),
+        ("alert summaries", "/baselines/summaries/"),
+        ("version matrix (NCCL)", f"/baselines/matrix/?profile={profile.slug}&component=nccl"),
+        ("version matrix (driver)", f"/baselines/matrix/?profile={profile.slug}&component=driver"),
+    ]
+    print(
+        f"\n{connection.vendor}, {runs} runs, {Measurement.objects.count()} measurements, "
+        f"{Series.objects.count()} series, {Alert.objects.count()} alerts; "
+        f"{args.repeat} requests per page after a warm-up\n"
+    )
+    header = f"{'page':32} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'queries':>8} {'KiB':>6}  ok"
+    print(header)
+    print("-" * len(header))
+    worst = 0.0
+    for name, url in pages:
+        for _ in range(3):
+            response = client.get(url)
+            assert response.status_code == 200, f"{url}: HTTP {response.status_code}"
+        times = []
+        for _ in range(args.repeat):
+            clock = time.perf_counter()
+            response = client.get(url)
+            times.append((time.perf_counter() - clock) * 1000)
+        with CaptureQueriesContext(connection) as queries:
+            client.get(url)
+        times.sort()
+        p50 = statistics.median(times)
+        p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
+        worst = max(worst, p95)
+        print(
+            f"{name:32} {p50:8.1f} {p95:8.1f} {times[-1]:8.1f} {len(queries):8d} "
+            f"{len(response.content) / 1024:6.0f}  {'yes' if p95 < TARGET_MS else 'NO'}"
+        )
+    print(f"\nworst p95 {worst:.1f} ms (target < {TARGET_MS:.0f} ms)")
+    return 0 if worst < TARGET_MS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+"""Evidence embedded in post-mortems by shortcode, e.g. ``{{chart run=123}}``.
+
+``EMBED_KINDS`` is the registry: a kind knows how to *pin* itself (freeze what it shows into
+an ``Embed`` row when the post-mortem is saved) and how to *render* a pinned snapshot, either
+interactively (plotly on the page) or statically (exports, evidence bundles). Saving rewrites
+``{{chart run=123}}`` to ``{{chart run=123 pin=7}}`` so the text says which version it shows;
+a later re-parse or a deleted run never changes a published post-mortem. A reports app can
+register ``report`` here the same way.
+
+Rendering: shortcodes are swapped for random tokens before Markdown and the sanitizer run, and
+the (trusted, escaped) embed HTML replaces the tokens afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import pandas as pd
+from django.urls import reverse
+from django.utils.html import escape, format_html, json_script
+from django.utils.safestring import SafeString, mark_safe
+
+from artifacts import exports
+from artifacts.models import Artifact, BenchmarkRun
+from perfhub.markdown import markdown_to_unsafe_html, sanitize_html
+from reports.figures import bandwidth_curve
+
+from .static_charts import busbw_svg
+
+SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z_]+)(?P<args>(?:\s+[a-z_]+=[\w.:-]+)*)\s*\}\}")
+_ARG = re.compile(r"([a-z_]+)=([\w.:-]+)")
+# Shortcodes inside code (fenced blocks, `inline`) are text, so docs can show the syntax.
+_CODE = re.compile(r"^(```|~~~).*?^\1[ \t]*$|`[^`\n]+`", re.MULTILINE | re.DOTALL)
+
+
+class EmbedError(Exception):
+    """A shortcode that cannot be pinned (unknown kind, missing run, bad arguments)."""
+
+
+@dataclass(frozen=True)
+class Pinned:
+    pinned: dict[str, Any]  # which version of the evidence (ids, sha256, parser version)
+    snapshot: dict[str, Any]  # what is drawn
+
+
+class EmbedKind(Protocol):
+    name: str
+    example: str
+
+    def pin(self, args: dict[str, str]) -> Pinned: ...
+
+    def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str: ...
+
+
+class RunChartEmbed:
+    """``{{chart run=ID}}``: the run's busbw/algbw curve (reports.figures.bandwidth_curve)."""
+
+    name = "chart"
+    example = "{{chart run=123}}"
+
+    def pin(self, args: dict[str, str]) -> Pinned:
+        run_id = _int_arg(args, "run")
+        run = BenchmarkRun.objects.select_related("artifact").filter(pk=run_id).first()
+        if run is None:
+            raise EmbedError(f"{{{{chart run={run_id}}}}}: no run #{run_id}")
+        rows = exports.run_measurement_rows(run)
+        return Pinned(
+            pinned={
+                "run_id": run.pk,
+                "run_index": run.index,
+                "artifact_id": run.artifact_id,
+                "artifact_sha256": run.artifact.sha256,
+                "parser_version": run.artifact.parser_version,
+            },
+            snapshot={
+                "title": f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks",
+                "gpu": run.gpu,
+                "nccl_version": run.nccl_version,
+                "avg_busbw_gbps": run.avg_busbw_gbps,
+                "columns": list(exports.MEASUREMENT_COLUMNS),
+                "rows": [list(r) for r in rows],
+            },
+        )
+
+    def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str:
+        snap, pin = pinned.snapshot, pinned.pinned
+        frame = pd.DataFrame(snap.get("rows", []), columns=snap.get("columns"))
+        caption = format_html(
+            "{} — run #{} of artifact {}… ({} sizes{})",
+            snap.get("title", "run"),
+            pin.get("run_id", "?"),
+            str(pin.get("artifact_sha256", ""))[:12],
+            len(frame),
+            f", avg busbw {snap['avg_busbw_gbps']:.2f} GB/s" if snap.get("avg_busbw_gbps") else "",
+        )
+        if frame.empty:
+            body = "<p class='muted'>The run had no data rows.</p>"
+        elif interactive:
+            figure = bandwidth_curve(frame).to_json()
+            body = format_html(
+                '<div class="chart" id="{}" data-figure="{}-data"></div>{}',
+                dom_id,
+                dom_id,
+                json_script(figure, f"{dom_id}-data"),
+            )
+        else:
+            body = busbw_svg(frame)
+        link = ""
+        if interactive and pin.get("run_id"):
+            link = format_html(
+                ' · <a href="{}">run page</a>', reverse("run-detail", args=[pin["run_id"]])
+            )
+        return (
+            f'<figure class="embed embed-chart" data-pin="{escape(pin.get("run_id", ""))}">'
+            f"{body}<figcaption>{caption}{link}</figcaption></figure>"
+        )
+
+
+class ArtifactEmbed:
+    """``{{artifact id=ID}}``: a card with the artifact's name, kind, hash and headline facts."""
+
+    name = "artifact"
+    example = "{{artifact id=12}}"
+
+    def pin(self, args: dict[str, str]) -> Pinned:
+        artifact_id = _int_arg(args, "id")
+        artifact = Artifact.objects.filter(pk=artifact_id).first()
+        if artifact is None:
+            raise EmbedError(f"{{{{artifact id={artifact_id}}}}}: no artifact #{artifact_id}")
+        return Pinned(
+            pinned={
+                "artifact_id": artifact.pk,
+                "artifact_sha256": artifact.sha256,
+                "parser_version": artifact.parser_version,
+            },
+            snapshot={
+                "name": artifact.original_name,
+                "kind": artifact.kind,
+                "size": artifact.size,
+                "summary": {k: v for k, v in artifact.summary.items() if _scalar_or_list(v)},
+            },
+        )
+
+    def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str:
+        snap, pin = pinned.snapshot, pinned.pinned
+        facts = "".join(
+            format_html(
+                "<dt>{}</dt><dd>{}</dd>", k, ", ".join(map(str, v)) if isinstance(v, list) else v
+            )
+            for k, v in sorted(snap.get("summary", {}).items())
+        )
+        name = escape(snap.get("name", "artifact"))
+        if interactive and pin.get("artifact_id"):
+            name = format_html(
+                '<a href="{}">{}</a>',
+                reverse("artifact-detail", args=[pin["artifact_id"]]),
+                snap.get("name", "artifact"),
+            )
+        return (
+            f'<figure class="embed embed-artifact" id="{escape(dom_id)}"><figcaption>{name} '
+            f"({escape(snap.get('kind', ''))}, sha256 "
+            f"<code>{escape(str(pin.get('artifact_sha256', ''))[:16])}…</code>)</figcaption>"
+            f'<dl class="facts">{facts}</dl></figure>'
+        )
+
+
+EMBED_KINDS: dict[str, EmbedKind] = {kind.name: kind for kind in (RunChartEmbed(), ArtifactEmbed())}
+
+
+def parse_args(text: str) -> dict[str, str]:
+    return dict(_ARG.findall(text or ""))
+
+
+def pin_shortcodes(body: str, *, create: Callable[[str, dict[str, str], Pinned], int]) -> str:
+    """Pin every unpinned shortcode; ``create(kind, args, pinned)`` stores one, returns its id.
+
+    Raises EmbedError for the first shortcode that cannot be pinned, so a save never
+    stores a post-mortem with a dangling embed.
+    """
+
+    code = _code_ranges(body)
+
+    def replace(match: re.Match[str]) -> str:
+        if _inside(match.start(), code):
+            return match.group(0)
+        kind, args = match["kind"], parse_args(match["args"])
+        if kind not in EMBED_KINDS:
+            raise EmbedError(
+                f"unknown embed {match.group(0)!r}; known: "
+                + ", ".join(k.example for k in EMBED_KINDS.values())
+            )
+        if "pin" in args:
+            return match.group(0)
+        pinned = EMBED_KINDS[kind].pin(args)
+        pin_id = create(kind, args, pinned)
+        arg_text = " ".join(f"{k}={v}" for k, v in args.items())
+        return "{{" + f"{kind} {arg_text} pin={pin_id}".replace("  ", " ") + "}}"
+
+    return SHORTCODE.sub(replace, body)
+
+
+def render_with_embeds(
+    body: str,
+    *,
+    pins: dict[int, Pinned],
+    interactive: bool,
+    strip_images: bool = False,
+) -> SafeString:
+    """Sanitized HTML of a post-mortem, embeds drawn from ``pins`` (``pin=`` id → snapshot).
+
+    Unpinned shortcodes (a live preview before saving) are pinned in memory for display only.
+    ``strip_images`` drops <img> for self-contained exports (no external resources).
+    """
+    nonce = secrets.token_hex(8)
+    rendered: dict[str, str] = {}
+    code = _code_ranges(body or "")
+
+    def swap(match: re.Match[str]) -> str:
+        if _inside(match.start(), code):
+            return match.group(0)
+        token = f"PHEMBED{nonce}N{len(rendered)}"
+        rendered[token] = _render_one(
+            match["kind"], parse_args(match["args"]), pins, interactive, f"embed-{len(rendered)}"
+        )
+        return f"\n\n{token}\n\n"
+
+    source = SHORTCODE.sub(swap, body or "")
+    html = sanitize_html(markdown_to_unsafe_html(source))
+    if strip_images:
+        html = re.sub(r"<img\b[^>]*>", "", html)
+    for token, embed_html in rendered.items():
+        html = html.replace(f"<p>{token}</p>", embed_html).replace(token, embed_html)
+    return mark_safe(html)  # the Markdown part is sanitized; embed HTML is ours, escaped
+
+
+def _render_one(
+    kind: str, args: dict[str, str], pins: dict[int, Pinned], interactive: bool, dom_id: str
+) -> str:
+    embed_kind = EMBED_KINDS.get(kind)
+    if embed_kind is None:
+        return format_html('<p class="embed-missing">unknown embed “{}”</p>', kind)
+    try:
+        pin_id = int(args["pin"]) if "pin" in args else None
+        if pin_id is not None:
+            pinned = pins.get(pin_id)
+            if pinned is None:
+                return format_html('<p class="embed-missing">embed pin={} not found</p>', pin_id)
+        else:
+            pinned = embed_kind.pin(args)
+        html = embed_kind.render(pinned, interactive=interactive, dom_id=dom_id)
+    except (EmbedError, ValueError) as exc:
+        return format_html('<p class="embed-missing">{}</p>', str(exc))
+    if pin_id is None:
+        html += '<p class="muted small">(preview: pinned when the post-mortem is saved)</p>'
+    return html
+
+
+def _code_ranges(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in _CODE.finditer(text)]
+
+
+def _inside(position: int, ranges: list[tuple[int, int]]) -> bool:
+    return any(start <= position < end for start, end in ranges)
+
+
+def _int_arg(args: dict[str, str], name: str) -> int:
+    try:
+        return int(args[name])
+    except (KeyError, ValueError):
+        raise EmbedError(f"this embed needs {name}=<number>") from None
+
+
+def _scalar_or_list(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, str | int | float | bool) for v in value) and len(value) <= 20
+    return isinstance(value, str | int | float | bool) or value is None

@@ -1,0 +1,12 @@
+from django.urls import path
+from rest_framework.routers import DefaultRouter
+
+from .api import PageViewSet, search_api
+
+router = DefaultRouter()
+router.register("pages", PageViewSet, basename="api-page")
+
+urlpatterns = [
+    path("search/", search_api, name="api-search"),
+    *router.urls,
+]

@@ -1,0 +1,68 @@
+"""Template tags other apps' pages use to show the knowledge that applies to them.
+
+{% load knowledge %}
+{% pages_for_facts facts %}            {# facts: {"gpu": "H100", "nccl": "2.23.4", ...} #}
+{% run_facts run as facts %}            {# the facts of an artifacts.BenchmarkRun #}
+{% applicability_badges page %}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from artifacts.models import BenchmarkRun
+from perfhub.roles import can_edit
+
+from ..models import Page, PageStatus
+from ..querysets import pages_citing_run
+from ..querysets import pages_for_facts as _pages_for_facts
+from ..querysets import run_facts as _run_facts
+
+register = template.Library()
+
+
+@register.inclusion_tag("knowledge/_pages_for_facts.html", takes_context=True)
+def pages_for_facts(
+    context: template.Context, facts: dict[str, Any], limit: int = 12
+) -> dict[str, Any]:
+    return {"applicable": _pages_for_facts(facts or {}, limit=limit), "facts": facts or {},
+            "request": context.get("request")}  # fmt: skip
+
+
+@register.simple_tag
+def run_facts(run: BenchmarkRun) -> dict[str, str]:
+    return _run_facts(run)
+
+
+@register.inclusion_tag("knowledge/_run_knowledge.html", takes_context=True)
+def run_knowledge(context: template.Context, run: BenchmarkRun) -> dict[str, Any]:
+    """Everything the run page shows: applicable pages, citing pages, a cite form."""
+    request = context.get("request")
+    user = getattr(request, "user", None)
+    editable = can_edit(user)
+    return {
+        "run": run,
+        "facts": _run_facts(run),
+        "citing": list(pages_citing_run(run)),
+        "can_edit": editable,
+        "cite_targets": list(
+            Page.objects.exclude(status=PageStatus.DEPRECATED)
+            .order_by("title")
+            .values_list("slug", "title")
+        )
+        if editable
+        else [],
+        "request": request,
+    }
+
+
+@register.inclusion_tag("knowledge/_badges.html")
+def applicability_badges(page: Page, link: bool = True) -> dict[str, Any]:
+    return {"badges": page.badges, "link": link}
+
+
+@register.filter
+def get_item(mapping: dict[str, Any], key: str) -> Any:
+    return mapping.get(key) if isinstance(mapping, dict) else None

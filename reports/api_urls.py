@@ -1,0 +1,9 @@
+from rest_framework.routers import SimpleRouter
+
+from .api import ReportViewSet
+
+# SimpleRouter: the artifacts router already serves the API root at api/v1/.
+router = SimpleRouter()
+router.register("reports", ReportViewSet, basename="api-report")
+
+urlpatterns = router.urls

@@ -1,0 +1,17 @@
+"""Celery tasks: thin, named, idempotent wrappers around services."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from .models import Report
+from .services import report_build
+
+
+@shared_task(name="reports.build")
+def build_report(report_id: int) -> str:
+    """Build one queued report (``report_build`` returns a built report unchanged)."""
+    try:
+        return report_build(report_id=report_id).status
+    except Report.DoesNotExist:
+        return "deleted"

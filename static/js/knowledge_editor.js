@@ -1,0 +1,40 @@
+// Page editor: server-rendered preview (the same sanitizer as a save) and a warning before
+// leaving with unsaved changes.
+(function () {
+  "use strict";
+  function csrf(form) {
+    var input = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return input ? input.value : "";
+  }
+  function init() {
+    var form = document.querySelector(".kb-form");
+    if (!form) return;
+    var body = form.querySelector("textarea[name=body]");
+    var toggle = document.getElementById("kb-preview-toggle");
+    var preview = document.getElementById("kb-preview");
+    var dirty = false;
+    form.addEventListener("input", function () { dirty = true; });
+    form.addEventListener("submit", function () { dirty = false; });
+    window.addEventListener("beforeunload", function (event) {
+      if (dirty) { event.preventDefault(); event.returnValue = ""; }
+    });
+    if (!toggle || !body || !preview) return;
+    toggle.addEventListener("click", function () {
+      if (!preview.hidden) {
+        preview.hidden = true; body.hidden = false; toggle.textContent = "Preview";
+        return;
+      }
+      var data = new URLSearchParams();
+      data.set("body", body.value);
+      fetch(toggle.dataset.url, {
+        method: "POST", body: data, credentials: "same-origin",
+        headers: { "X-CSRFToken": csrf(form) },
+      }).then(function (r) { return r.json(); }).then(function (json) {
+        preview.innerHTML = json.html; // sanitized by the server (perfhub.markdown)
+        preview.hidden = false; body.hidden = true; toggle.textContent = "Edit";
+      });
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
