@@ -51,9 +51,7 @@ def test_upload_a_trace_and_read_its_breakdown(signed_in, eager_tasks) -> None: 
     page.wait_for_selector("#breakdown [data-figure][data-rendered=true]")
     assert chart.locator(".barlayer .trace").count() == 4  # the visible % bars
     page.click("#breakdown .updatemenu-button >> text=µs")
-    page.wait_for_function(
-        "document.querySelector('#breakdown .xtitle').textContent === 'µs'"
-    )
+    page.wait_for_function("document.querySelector('#breakdown .xtitle').textContent === 'µs'")
     page.click("#kernels a >> text=/^communication/")
     assert set(page.locator("#kernel-table tbody td:nth-child(2)").all_inner_texts()) == {
         "communication"
