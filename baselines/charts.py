@@ -6,6 +6,7 @@ does the reads (a fixed number of queries each) and the reshaping.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from reports.figures import delta_band, series_history, version_matrix_heatmap
 from . import matrix as matrix_math
 from .comparing import baseline_for_identity
 from .facts import COMPONENT_LABELS, change_text, diff_stacks
+from .formatting import delta_style, pct
 from .models import (
     VERSION_FIELDS,
     Baseline,
@@ -168,7 +170,7 @@ class MatrixView:
     matrix: matrix_math.Matrix
     component: str
     figure_json: str | None
-    rows: list[dict[str, Any]]  # for the HTML table: version, cells [(cell, url)]
+    rows: list[dict[str, Any]]  # the HTML table: version, cells [(cell, url, style, text)]
 
 
 def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> MatrixView:
@@ -237,13 +239,17 @@ def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> Mat
         cells = []
         for index, column in enumerate(result.columns):
             cell = result.cell(version, index)
-            url = _compare_url(profile, component, version, column) if cell else ""
-            cells.append((cell, url))
+            if cell is None:
+                cells.append((None, "", "", ""))
+                continue
+            url = _compare_url(profile, component, version, column)
+            text = "ref" if cell.is_reference else pct(cell.delta_pct)
+            cells.append((cell, url, delta_style(cell.delta_pct), text))
         rows.append({"version": version, "cells": cells})
     figure = None
     if result.columns:
         labels = [f"{c.benchmark} {c.bucket}" for c in result.columns]
-        links = [[url for _, url in row["cells"]] for row in rows]
+        links = [[cell[1] for cell in row["cells"]] for row in rows]
         figure = version_matrix_heatmap(
             result.grid(), rows=list(result.versions), columns=labels, links=links
         ).to_json()
@@ -264,7 +270,12 @@ def _compare_url(
             "high": min(column.high_bytes, 2**53),
         }
     )
-    return f"{reverse('baselines:version-compare')}?{query}"
+    return f"{_compare_path()}?{query}"
+
+
+@functools.cache
+def _compare_path() -> str:
+    return reverse("baselines:version-compare")  # once, not once per matrix cell
 
 
 def component_label(component: str) -> str:

@@ -540,7 +540,7 @@ def version_matrix(request: HttpRequest) -> HttpResponse:
                     (row["version"], col.collective, col.nranks, col.bucket,
                      round(cell.delta_pct, 3), cell.sizes, cell.runs)
                     for row in view.rows
-                    for col, (cell, _) in zip(view.matrix.columns, row["cells"], strict=True)
+                    for col, (cell, *_) in zip(view.matrix.columns, row["cells"], strict=True)
                     if cell is not None
                 ],
             )  # fmt: skip

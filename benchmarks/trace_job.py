@@ -16,8 +16,9 @@ The target of issue 3 is stages 2 + 3 under 5 s on the 2-core reference machine.
     .venv/bin/python benchmarks/trace_job.py --ranks 8 --rank-mb 50
     .venv/bin/python benchmarks/trace_job.py --postgres postgres://postgres@127.0.0.1:5432
 
-SQLite serialises writers, so two parse workers wait on each other's progress updates and
-loads; PostgreSQL (production) does not. Ingested files go to a temporary folder.
+The machine's load average and the parse stage's CPU seconds are printed: on a shared
+machine the wall times move with other work. Ingested files go to a temporary folder; a
+``--postgres`` database is dropped at the end.
 """
 
 from __future__ import annotations
@@ -80,12 +81,12 @@ def _warm_worker(var_dir: str) -> None:
         producer.connection.ensure_connection(max_retries=1)
 
 
-def _parse_one(artifact_id: int) -> tuple[int, float, str]:
+def _parse_one(artifact_id: int) -> tuple[int, float, str, float]:
     from artifacts.services import artifact_parse
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     artifact = artifact_parse(artifact_id=artifact_id)
-    return artifact_id, time.perf_counter() - t0, artifact.status
+    return artifact_id, time.perf_counter() - t0, artifact.status, time.process_time() - cpu0
 
 
 def run(args: argparse.Namespace) -> None:
@@ -104,6 +105,7 @@ def run(args: argparse.Namespace) -> None:
         paths[args.slow_rank] = slow
     total_mb = sum(p.stat().st_size for p in paths) / MB
 
+    load = os.getloadavg()[0]  # other work on the machine slows every stage down
     var_dir = tempfile.mkdtemp(prefix="perfhub-job-bench-")
     database = "SQLite"
     if args.postgres:
@@ -175,13 +177,15 @@ def run(args: argparse.Namespace) -> None:
 
     print(f"{args.ranks} ranks, {total_mb / args.ranks:.0f} MB each ({total_mb:.0f} MB), "
           f"{workers} parse workers, database {database.split('@')[-1]}\n")  # fmt: skip
+    print(f"load average when it started: {load:.2f} on {len(os.sched_getaffinity(0))} cores\n")
     print("| stage | wall s | MB/s | notes |")
     print("|---|---|---|---|")
     per_rank = sorted(p[1] for p in parsed)
+    cpu = sum(p[3] for p in parsed)
     print(f"| ingest (hash + store, not in the target) | {ingest_s:.2f} | "
           f"{total_mb / ingest_s:.0f} | {args.ranks} artifact_ingest calls |")  # fmt: skip
     print(f"| parse + per-rank analyses + load | {parse_s:.2f} | {total_mb / parse_s:.0f} | "
-          f"per rank {per_rank[0]:.2f} to {per_rank[-1]:.2f} s |")  # fmt: skip
+          f"per rank {per_rank[0]:.2f} to {per_rank[-1]:.2f} s; {cpu:.2f} CPU s |")  # fmt: skip
     print(f"| job view (3 queries + stragglers + 4 figures) | {job_s:.2f} | | "
           f"{len(view.traces)} ranks, {view.analysis.matched_collectives} matched "
           f"collectives, {payload / 1e3:.0f} kB of figures |")  # fmt: skip

@@ -16,12 +16,23 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def _editor():  # type: ignore[no-untyped-def]
+    """An editor, creating the group when an earlier transactional test flushed the rows of
+    the roles migration (the shared ``editor`` fixture expects them)."""
+    from django.contrib.auth.models import Group, User
+
+    user = User.objects.create_user(username="eddie", password="pw-eddie")
+    user.groups.add(Group.objects.get_or_create(name="editor")[0])
+    return user
+
+
 @pytest.fixture
-def signed_in(live_server, editor):  # type: ignore[no-untyped-def]
+def signed_in(live_server):  # type: ignore[no-untyped-def]
     if not os.path.exists(CHROMIUM):
         pytest.skip("no chromium at /usr/bin/chromium (apt-get install chromium); CI installs it")
     playwright_api = pytest.importorskip("playwright.sync_api")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    _editor()
     with playwright_api.sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=CHROMIUM,
