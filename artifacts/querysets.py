@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
 from typing import Any
 
 from django.db.models import Count, QuerySet
+
+from perfhub.params import date_param as _date
+from perfhub.params import int_param as _int
 
 from .models import Artifact, BenchmarkRun
 
@@ -68,17 +70,3 @@ def run_filter_options() -> dict[str, list[Any]]:
             v for v in runs.values_list("nccl_version", flat=True).distinct() if v
         ),
     }
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _date(value: Any) -> date | None:
-    try:
-        return date.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None

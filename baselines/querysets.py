@@ -7,12 +7,13 @@ tests assert it): related rows come with ``select_related``, counts with one gro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date
 from typing import Any
 
 from django.db.models import Count, Q, QuerySet
 
 from artifacts.models import BenchmarkRun
+from perfhub.params import date_param as _date
+from perfhub.params import int_param as _int
 
 from .comparing import baseline_for
 from .models import (
@@ -289,17 +290,3 @@ def subscriptions_list() -> QuerySet[Subscription]:
         failed=Count("deliveries", filter=Q(deliveries__state="failed")),
         pending=Count("deliveries", filter=Q(deliveries__state="pending")),
     )
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _date(value: Any) -> date | None:
-    try:
-        return date.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None

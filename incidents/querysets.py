@@ -9,6 +9,9 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, Prefetch, Q, QuerySet
 
+from perfhub.params import date_param as _date
+from perfhub.params import int_param as _int
+
 from .metrics import DURATIONS as DURATION_NAMES
 from .models import (
     MILESTONES,
@@ -173,22 +176,6 @@ def _name(user: Any) -> str:
 
 def _item_id(item: TimelineItem) -> int:
     return item.event.pk if item.event else item.message.pk if item.message else 0
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
-
-
-def _date(value: Any) -> date | None:
-    if isinstance(value, date):
-        return value
-    try:
-        return date.fromisoformat(str(value)) if value else None
-    except ValueError:
-        return None
 
 
 def metrics_frames() -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
+from perfhub.params import int_param as _int
+
 from .models import Report
 
 
@@ -44,10 +46,3 @@ def report_versions(report: Report) -> QuerySet[Report]:
 
 def latest_version(report: Report) -> Report:
     return Report.objects.filter(lineage=report.lineage).order_by("-version").first() or report
-
-
-def _int(value: Any) -> int | None:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None
