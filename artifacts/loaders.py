@@ -11,8 +11,11 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
+from .bundles import BUNDLE_LOADERS
+from .fabric_config_loaders import CONFIG_LOADERS
 from .fabric_loaders import FABRIC_LOADERS
 from .models import Artifact, BenchmarkRun, Measurement, RunRank
+from .monitoring_loaders import MONITORING_LOADERS
 from .nsight_loaders import NSIGHT_LOADERS
 from .parsers import ParseResult
 from .times import aware_datetime
@@ -98,9 +101,20 @@ def _most_common(values: Any) -> str:
     return counts.most_common(1)[0][0] if counts else ""
 
 
+def _load_metrics(artifact: Artifact, result: Any) -> None:
+    # Metrics uploads become benchmark runs whose points the baselines app defines.
+    from baselines.evidence_store import load_metrics
+
+    load_metrics(artifact, result)
+
+
 LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
     "nccl_tests": _load_nccl_tests,
+    "metrics": _load_metrics,
     **FABRIC_LOADERS,
+    **CONFIG_LOADERS,
     "torch_trace": load_torch_trace,
     **NSIGHT_LOADERS,
+    **BUNDLE_LOADERS,
+    **MONITORING_LOADERS,
 }

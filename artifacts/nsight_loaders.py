@@ -60,7 +60,8 @@ def load_nsys(artifact: Artifact, result: Any) -> None:
         kernel_time_ns=_number(sum(k.total_ns or 0 for k in kernels)) or 0.0,
         nccl_time_ns=_number(sum(k.total_ns or 0 for k in kernels if k.is_nccl)) or 0.0,
         gpus=_json([dataclasses.asdict(g) for g in target.gpus] if target else []),
-        target=_json(_target_facts(target)),
+        # NVTX domains ride in the target JSON (no column of their own, so no migration).
+        target=_json(_target_facts(target) | _nvtx_domains(result)),
         utilisation=_json([dataclasses.asdict(u) for u in getattr(result, "utilisation", ())]),
         processes=_json([dataclasses.asdict(p) for p in getattr(result, "processes", ())]),
         activity_tables=_json(dict(getattr(result, "activity_tables", {}) or {})),
@@ -192,6 +193,11 @@ def _number(value: Any) -> float | None:
     except (OverflowError, TypeError, ValueError):
         return None
     return number if math.isfinite(number) else None
+
+
+def _nvtx_domains(result: Any) -> dict[str, Any]:
+    domains = [dataclasses.asdict(d) for d in getattr(result, "nvtx_domains", ())]
+    return {"nvtx_domains": domains} if domains else {}
 
 
 def _target_facts(target: Any) -> dict[str, Any]:

@@ -108,6 +108,17 @@ NSYS_TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
             *_DURATIONS,
         ),
     ),
+    "nvtx_domains": (
+        "NVTX domains",
+        (
+            Column("domain", "domain", _key("domain", _text), numeric=False),
+            Column("ids", "domain ids", _key("domain_ids", lambda v: " ".join(map(str, v or ())))),
+            Column("ranges", "ranges", _key("ranges", _int)),
+            Column("names", "names", _key("names", _int)),
+            Column("total_us", "total µs", _key("total_ns", fmt_us)),
+            Column("max_us", "longest µs", _key("max_ns", fmt_us)),
+        ),
+    ),
     "gpus": (
         "GPUs",
         (

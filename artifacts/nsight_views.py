@@ -138,6 +138,7 @@ def _nsys_sections(artifact: Artifact, report: NsightReport) -> dict[str, list[A
         "osrt": list(nsys_api(artifact, NsightApiStat.Api.OSRT)),
         "ranges": list(NsightRange.objects.filter(artifact=artifact)),
         "gpus": list(report.gpus),
+        "nvtx_domains": list((report.target or {}).get("nvtx_domains") or []),
     }
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from .models import Artifact, BenchmarkRun, Measurement, RunRank
+from .models import Artifact, BenchmarkRun, BundleMember, Measurement, RunRank
 from .parsers import OTHER, PARSERS
 
 
@@ -70,7 +70,9 @@ class ArtifactSerializer(serializers.ModelSerializer):
             "progress_percent", "uploaded_by", "uploaded_at", "captured_at", "parsed_at", "label",
             "host",
             "metadata",
+            "parent",
         ]  # fmt: skip
+        extra_kwargs = {"parent": {"read_only": True}}  # set by bundle unpacking only
 
     def get_url(self, artifact: Artifact) -> str:
         return _absolute(self, reverse("api-artifact-detail", args=[artifact.pk]))
@@ -82,11 +84,18 @@ class ArtifactSerializer(serializers.ModelSerializer):
         return _absolute(self, reverse("artifact-download", args=[artifact.pk]))
 
 
+class BundleMemberSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BundleMember
+        fields = ["position", "name", "kind", "size", "line_start", "line_end", "note", "artifact"]
+
+
 class ArtifactDetailSerializer(ArtifactSerializer):
     runs = RunBriefSerializer(many=True, read_only=True)
+    bundle_members = BundleMemberSerializer(many=True, read_only=True)
 
     class Meta(ArtifactSerializer.Meta):
-        fields = [*ArtifactSerializer.Meta.fields, "runs"]
+        fields = [*ArtifactSerializer.Meta.fields, "runs", "bundle_members"]
 
 
 class RankSerializer(serializers.ModelSerializer):

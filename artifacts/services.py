@@ -18,7 +18,8 @@ from django.utils import timezone
 
 from baselines.tasks import after_parse
 
-from .fabric.tasks import enqueue_findings
+from .bundles import BUNDLE_KINDS, bundle_unpack
+from .fabric.tasks import enqueue_findings, evaluate_findings
 from .loaders import load_result
 from .models import Artifact
 from .parsers import OTHER, PARSERS, ParseError, detect_kind, get_parser
@@ -29,6 +30,11 @@ log = logging.getLogger(__name__)
 CHUNK = 1024 * 1024
 # Progress is written to the database at most this often (bytes), to keep parse fast.
 PROGRESS_STEP = 4 * 1024 * 1024
+# Files of one kind that carry another kind's content too: nccl-tests run with NCCL_DEBUG=INFO
+# interleave NCCL's debug lines with the benchmark table. Such a file keeps its kind (its
+# runs are parsed by nccl_tests) and is read a second time by the other parser when that
+# parser accepts the file's head, so the NCCL versions, transports and WARNs are stored too.
+ALSO_PARSE: dict[str, tuple[str, ...]] = {"nccl_tests": ("nccl_debug",)}
 
 
 class IngestError(Exception):
@@ -60,10 +66,12 @@ def artifact_ingest(
     host: str = "",
     metadata: Mapping[str, Any] | None = None,
     enqueue: bool = True,
+    parent: Artifact | None = None,
 ) -> IngestOutcome:
     """Store one uploaded file and enqueue its parse. Identical bytes return the existing row.
 
     ``enqueue=False`` leaves the parse to the caller (the demo loader parses in-process).
+    ``parent``: the support bundle the file was cut out of (see bundles.py).
     The file is spooled once to a temporary file while hashing, so the size limit is checked
     before anything reaches storage and detection can peek at the (decompressed) head.
     """
@@ -96,6 +104,7 @@ def artifact_ingest(
             label=label.strip()[:120],
             host=host.strip()[:255],
             metadata={str(k): v for k, v in (metadata or {}).items()},
+            parent=parent,
         )
         # Stored under the hash, not the user's name: no path tricks, no collisions.
         artifact.file.save(f"{digest[:2]}/{digest}", File(spool), save=False)
@@ -148,17 +157,7 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         error="",
     )
     try:
-        with artifact.file.open("rb") as raw:
-            counted = _ProgressReader(raw, _progress_writer(artifact.pk))
-            stream = open_decompressed(
-                counted,
-                compressed_size=artifact.size,
-                max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
-                max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
-            )
-            # parsers that take the upload's name (bare counter lists name their device by it)
-            named = "name" in inspect.signature(parser.parse).parameters
-            result = parser.parse(stream, **({"name": artifact.original_name} if named else {}))
+        result = _read_as(artifact, parser, progress=_progress_writer(artifact.pk))
     except ParseError as exc:
         _mark_failed(artifact, exc.message)
         if not exc.permanent:
@@ -167,12 +166,20 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     except OSError as exc:  # storage unreachable: worth a retry
         _mark_failed(artifact, f"could not read the stored file: {exc}")
         raise ParseError(str(exc), permanent=False) from exc
+    also = _also_parse(artifact)
     with transaction.atomic():
         locked = Artifact.objects.select_for_update().get(pk=artifact.pk)
         load_result(locked, result)
         locked.status = Artifact.Status.PARSED
         locked.summary = result.summary()
         locked.warnings = list(result.warnings)
+        for kind, extra in also:
+            if isinstance(extra, str):  # the second parser refused after all: say why
+                locked.warnings.append(f"{kind}: {extra}")
+                continue
+            load_result(locked, extra)
+            locked.summary.update({f"{kind}_{k}": v for k, v in extra.summary().items()})
+            locked.warnings.extend(f"{kind}: {w}" for w in extra.warnings)
         locked.parser_version = str(parser.VERSION)
         locked.parsed_at = timezone.now()
         locked.progress_bytes = locked.size
@@ -180,7 +187,52 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         locked.save()
     transaction.on_commit(lambda: after_parse.delay(locked.pk))  # baselines: file, compare, alert
     enqueue_findings(locked)  # fabric: pair snapshots into rates, evaluate findings rules
+    if any(not isinstance(extra, str) for _, extra in also):
+        transaction.on_commit(lambda: evaluate_findings.delay(locked.pk))  # NCCL rules
+    if locked.kind in BUNDLE_KINDS:
+        bundle_unpack(bundle=locked)  # each section/member becomes its own artifact
     return locked
+
+
+def _read_as(
+    artifact: Artifact, parser: Any, *, progress: Callable[[int], None] | None = None
+) -> Any:
+    """Run one parser over the stored file (gunzipped, bomb-guarded)."""
+    with artifact.file.open("rb") as raw:
+        counted = _ProgressReader(raw, progress) if progress else raw
+        stream = open_decompressed(
+            counted,
+            compressed_size=artifact.size,
+            max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
+            max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
+        )
+        # parsers that take the upload's name (bare counter lists name their device by it)
+        named = "name" in inspect.signature(parser.parse).parameters
+        return parser.parse(stream, **({"name": artifact.original_name} if named else {}))
+
+
+def _also_parse(artifact: Artifact) -> list[tuple[str, Any]]:
+    """Second readings (see ALSO_PARSE): (kind, result) or (kind, why it was refused)."""
+    kinds = ALSO_PARSE.get(artifact.kind, ())
+    if not kinds:
+        return []
+    try:
+        with artifact.file.open("rb") as raw:
+            head = _head(raw, artifact.size)
+    except OSError:
+        return []
+    out: list[tuple[str, Any]] = []
+    for kind in kinds:
+        parser = get_parser(kind)
+        if not parser.accepts(artifact.original_name, head):
+            continue
+        try:
+            out.append((kind, _read_as(artifact, parser)))
+        except ParseError as exc:
+            out.append((kind, exc.message))
+        except OSError as exc:  # the main reading is stored; the second is a bonus
+            out.append((kind, f"could not read the stored file again: {exc}"))
+    return out
 
 
 def _mark_failed(artifact: Artifact, message: str) -> None:

@@ -18,6 +18,7 @@ from .trace_querysets import (
     SelectionError,
     diff_selections,
     job_selection,
+    jobs_filtered,
     trace_jobs,
     traces_filtered,
 )
@@ -110,7 +111,8 @@ class TraceViewSet(viewsets.ReadOnlyModelViewSet):
     )
     @action(detail=False, methods=["get"])
     def jobs(self, request: Request) -> Response:
-        paginator = Paginator(trace_jobs(), settings.PERFHUB_PAGE_SIZE)
+        jobs = jobs_filtered(trace_jobs(), request.query_params)  # the page's filters
+        paginator = Paginator(jobs, settings.PERFHUB_PAGE_SIZE)
         page = paginator.get_page(request.query_params.get("page"))
         rows = [{**vars(job), "query": job.query} for job in page.object_list]
         return Response(

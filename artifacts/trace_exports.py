@@ -46,6 +46,8 @@ COLLECTIVE_SUMMARY_COLUMNS = (
 KERNEL_TYPE_COLUMNS = ("window", "type", "sum_us", "pct")
 IDLE_COLUMNS = ("stream", "events", "host_wait_us", "kernel_wait_us", "other_us", "idle_us")
 LAUNCH_COLUMNS = ("statistic", "value")
+ANNOTATION_COLUMNS = ("domain", "name", "count", "sum_us", "mean_us", "min_us", "max_us")
+ANNOTATION_DOMAIN_COLUMNS = ("domain", "ranges", "names", "sum_us")
 
 
 def trace_list_rows(traces: QuerySet[TraceSummary]) -> list[tuple[Any, ...]]:
@@ -110,6 +112,16 @@ def launch_table(trace: TraceSummary) -> Table:
     return LAUNCH_COLUMNS, rows
 
 
+def annotation_table(trace: TraceSummary) -> Table:
+    rows = trace.extra.get("annotations") or []
+    return ANNOTATION_COLUMNS, [_pick(r, ANNOTATION_COLUMNS) for r in rows]
+
+
+def annotation_domain_table(trace: TraceSummary) -> Table:
+    rows = trace.extra.get("annotation_domains") or []
+    return ANNOTATION_DOMAIN_COLUMNS, [_pick(r, ANNOTATION_DOMAIN_COLUMNS) for r in rows]
+
+
 TRACE_TABLES: dict[str, Callable[[TraceSummary], Table]] = {
     "breakdown": breakdown_table,
     "kernels": kernel_table,
@@ -119,6 +131,8 @@ TRACE_TABLES: dict[str, Callable[[TraceSummary], Table]] = {
     "collectives_summary": collective_summary_table,
     "idle": idle_table,
     "launch": launch_table,
+    "annotations": annotation_table,
+    "annotation_domains": annotation_domain_table,
 }
 
 

@@ -25,6 +25,23 @@ class TraceFilterForm(forms.Form):
         self.fields["label"].choices = _choices(options["labels"], "any label")
 
 
+class JobFilterForm(forms.Form):
+    """Filters of the jobs list (the CSV export applies the same ones)."""
+
+    q = forms.CharField(required=False, label="Job")
+    kind = forms.ChoiceField(
+        required=False,
+        choices=[("", "labelled and batches"), ("labelled", "labelled"), ("batch", "batches")],
+    )
+    min_ranks = forms.IntegerField(required=False, min_value=1, label="Ranks ≥")
+    since = forms.DateField(
+        required=False, label="Uploaded since", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="until", widget=forms.DateInput(attrs={"type": "date"})
+    )
+
+
 class DiffPickForm(forms.Form):
     """Each side: one trace id, or a job."""
 

@@ -180,6 +180,8 @@ def summary_fields(artifact: Artifact, result: Any) -> dict[str, Any]:
         "consecutive_kernel_delay_us": idle.get("consecutive_kernel_delay_us"),
         "launch": launch,
         "collectives_summary": result.collectives_summary,
+        "annotation_domains": getattr(result, "annotation_domains", []),
+        "annotations": getattr(result, "annotations", []),
         "breakdown_start_us": result.breakdown.get("start_us"),
         **{key: meta.get(key) for key in _META_EXTRA},
     }

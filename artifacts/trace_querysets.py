@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
@@ -109,6 +109,29 @@ def trace_jobs() -> list[JobRow]:
         for row in labelled
     ]
     return jobs + upload_batches()
+
+
+def jobs_filtered(jobs: list[JobRow], params: Mapping[str, Any]) -> list[JobRow]:
+    """The jobs list narrowed by the page's query string (``q`` in the title, ``kind``
+    labelled/batch, ``min_ranks``, ``since``/``until`` on the last upload date). Junk
+    values mean no filter, as everywhere else."""
+    q = str(params.get("q") or "").strip().lower()
+    kind = params.get("kind") or ""
+    min_ranks = _int(params.get("min_ranks"))
+    since, until = _date(params.get("since")), _date(params.get("until"))
+
+    def keep(job: JobRow) -> bool:
+        uploaded = job.last_uploaded.date() if job.last_uploaded else None
+        return (
+            (not q or q in job.title.lower())
+            and (kind != "labelled" or bool(job.label))
+            and (kind != "batch" or not job.label)
+            and (min_ranks is None or job.ranks >= min_ranks)
+            and (since is None or (uploaded is not None and uploaded >= since))
+            and (until is None or (uploaded is not None and uploaded <= until))
+        )
+
+    return [job for job in jobs if keep(job)]
 
 
 def upload_batches() -> list[JobRow]:

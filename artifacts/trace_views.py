@@ -24,7 +24,7 @@ from . import trace_exports as tx
 from .analysis.trace_breakdown import TYPE_NAMES
 from .models import TraceSummary
 from .models.traces import WINDOWS
-from .trace_forms import DiffPickForm, TraceFilterForm
+from .trace_forms import DiffPickForm, JobFilterForm, TraceFilterForm
 from .trace_jobs import (
     RANK_COLUMNS,
     STEP_COLUMNS,
@@ -40,6 +40,7 @@ from .trace_querysets import (
     SelectionError,
     diff_selections,
     job_selection,
+    jobs_filtered,
     parse_ids,
     trace_filter_options,
     trace_jobs,
@@ -144,13 +145,15 @@ def trace_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "idle_streams": trace.extra.get("idle_streams") or [],
             "launch": trace.extra.get("launch") or {},
             "process_groups": trace.extra.get("process_groups") or [],
+            "annotation_domains": trace.extra.get("annotation_domains") or [],
+            "annotations": trace.extra.get("annotations") or [],
             "charts": charts,
         },
     )
 
 
 def job_list(request: HttpRequest) -> HttpResponse:
-    jobs = trace_jobs()
+    jobs = jobs_filtered(trace_jobs(), request.GET)
     if request.GET.get("format") == "csv":
         rows = [
             [
@@ -161,7 +164,8 @@ def job_list(request: HttpRequest) -> HttpResponse:
         ]
         return exports.csv_response("trace-jobs.csv", JOB_LIST_COLUMNS, rows)
     page = Paginator(jobs, settings.PERFHUB_PAGE_SIZE).get_page(request.GET.get("page"))
-    return render(request, "traces/job_list.html", {"page": page})
+    form = JobFilterForm(request.GET)
+    return render(request, "traces/job_list.html", {"page": page, "form": form})
 
 
 def job_detail(request: HttpRequest) -> HttpResponse:

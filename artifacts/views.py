@@ -15,6 +15,7 @@ from perfhub.roles import can_edit
 from reports.figures import bandwidth_curve
 
 from . import exports
+from .bundles import BUNDLE_KINDS
 from .forms import ArtifactFilterForm, RunFilterForm
 from .models import Artifact, BenchmarkRun
 from .parsers import kind_choices
@@ -66,11 +67,24 @@ def artifact_list(request: HttpRequest) -> HttpResponse:
 
 
 def artifact_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    artifact = get_object_or_404(Artifact.objects.select_related("uploaded_by"), pk=pk)
+    artifact = get_object_or_404(Artifact.objects.select_related("uploaded_by", "parent"), pk=pk)
+    # Support bundles list their parts; a part names the bundle(s) it was found in.
+    members = (
+        artifact.bundle_members.select_related("artifact").order_by("position")
+        if artifact.kind in BUNDLE_KINDS
+        else []
+    )
+    memberships = artifact.bundle_memberships.select_related("bundle").order_by("bundle_id")
     return render(
         request,
         "artifacts/artifact_detail.html",
-        {"artifact": artifact, "runs": artifact.runs.order_by("index"), "kinds": kind_choices()},
+        {
+            "artifact": artifact,
+            "runs": artifact.runs.order_by("index"),
+            "kinds": kind_choices(),
+            "bundle_members": members,
+            "memberships": memberships,
+        },
     )
 
 

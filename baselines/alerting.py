@@ -242,7 +242,11 @@ def history_scan(series_ids: Iterable[int], *, collector: Collector) -> list[Ale
         if len(points) < 6:
             continue
         values = [float(p["value"]) for p in points]  # type: ignore[arg-type]
-        detection = detect(values, direction=series.direction)
+        detection = detect(
+            values,
+            direction="lower" if series.direction == "lower" else "higher",
+            resolution=max(0.0, float(series.resolution or 0.0)),
+        )
         # The way back from a short regression is part of that alert, not an improvement.
         recoveries = {cp.end_index for cp in detection.change_points if cp.end_index is not None}
         for cp in detection.change_points:
@@ -387,8 +391,15 @@ def summary_title(summary: AlertSummary, alerts: list[Alert]) -> str:
     return f"{where}: " + ("; ".join(parts) if parts else "all alerts marked invalid")
 
 
+def _series_name(series: Series) -> str:
+    """all_reduce for nccl-tests; "megatron-gpt3 step_time", "perftest ib_write_bw" else."""
+    if series.benchmark != "nccl-tests" and series.collective:
+        return f"{series.benchmark} {series.collective}"
+    return series.collective or series.benchmark
+
+
 def _headline(alerts: list[Alert], kind: str) -> str:
-    names = sorted({a.series.collective or a.series.benchmark for a in alerts})
+    names = sorted({_series_name(a.series) for a in alerts})
     benchmarks = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
     sizes = sorted(a.series.size_bytes for a in alerts if a.series.size_bytes)
     span = ""

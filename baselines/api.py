@@ -130,7 +130,10 @@ class StackViewSet(
 
 _SERIES_FILTERS = [
     OpenApiParameter("profile", str, description="profile slug"),
-    OpenApiParameter("collective", str),
+    OpenApiParameter(
+        "benchmark", str, description="nccl-tests, perftest, torch-trace:<job>, a metrics name"
+    ),
+    OpenApiParameter("collective", str, description="collective, perftest tool or metric"),
     OpenApiParameter("nranks", int),
     OpenApiParameter("size_bytes", int),
     OpenApiParameter("metric", str),

@@ -24,7 +24,6 @@ from django.db.models import Q, QuerySet
 from artifacts.models import BenchmarkRun
 
 from . import curve_adapter
-from .filing import METRIC
 from .models import Baseline, Comparison, RunContext, SeriesPoint, SoftwareStack
 
 RECENT_RUNS = 5
@@ -119,11 +118,50 @@ def _shared_stack(run_ids: tuple[int, ...]) -> int | None:
 
 
 def curve_frame(run_ids: tuple[int, ...] | list[int]) -> pd.DataFrame:
-    """run_id, size_bytes, value: the busbw points of these runs."""
-    rows = SeriesPoint.objects.filter(run_id__in=list(run_ids), series__metric=METRIC).values_list(
+    """run_id, size_bytes, value: the curve points of these runs (busbw for nccl-tests; the
+    one metric an evidence run carries - perftest bandwidth, tokens/s - otherwise)."""
+    rows = SeriesPoint.objects.filter(run_id__in=list(run_ids)).values_list(
         "run_id", "series__size_bytes", "value"
     )
     return pd.DataFrame(list(rows), columns=["run_id", "size_bytes", "value"])
+
+
+@dataclass(frozen=True)
+class CurveTraits:
+    direction: str  # "higher" | "lower": which way is better
+    resolution: dict[int, float]  # size -> print step of the values
+
+
+def curve_traits(run_ids: tuple[int, ...] | list[int]) -> CurveTraits:
+    """Direction and print resolution of the series these runs' points belong to."""
+    rows = (
+        SeriesPoint.objects.filter(run_id__in=list(run_ids))
+        .values_list("series__size_bytes", "series__direction", "series__resolution")
+        .distinct()
+    )
+    resolution: dict[int, float] = {}
+    directions = set()
+    for size, direction, step in rows:
+        resolution[int(size)] = max(resolution.get(int(size), 0.0), float(step or 0.0))
+        directions.add(direction)
+    return CurveTraits("lower" if directions == {"lower"} else "higher", resolution)
+
+
+def compare_runs(
+    reference_ids: tuple[int, ...] | list[int],
+    candidate_ids: tuple[int, ...] | list[int],
+    *,
+    tolerance_pct: float,
+) -> curve_adapter.CurveResult | None:
+    """``curve_compare`` on these runs' points, with their series' direction and resolution."""
+    traits = curve_traits(candidate_ids)
+    return curve_adapter.compare(
+        curve_frame(reference_ids),
+        curve_frame(candidate_ids),
+        tolerance_pct=tolerance_pct,
+        direction=traits.direction,
+        resolution=traits.resolution,
+    )
 
 
 @dataclass(frozen=True)
@@ -159,11 +197,7 @@ def comparison_refresh(*, run: BenchmarkRun, context: RunContext) -> Outcome:
         Comparison.objects.filter(run=run).delete()
         return Outcome(None, None, None)
     candidates = candidate_ids(run, context, reference)
-    result = curve_adapter.compare(
-        curve_frame(reference.run_ids),
-        curve_frame(candidates),
-        tolerance_pct=reference.tolerance_pct,
-    )
+    result = compare_runs(reference.run_ids, candidates, tolerance_pct=reference.tolerance_pct)
     if result is None:
         Comparison.objects.filter(run=run).delete()
         return Outcome(None, None, reference)
@@ -197,11 +231,7 @@ def comparison_preview(run: BenchmarkRun) -> dict[str, Any] | None:
     if reference is None:
         return None
     candidates = candidate_ids(run, context, reference)
-    result = curve_adapter.compare(
-        curve_frame(reference.run_ids),
-        curve_frame(candidates),
-        tolerance_pct=reference.tolerance_pct,
-    )
+    result = compare_runs(reference.run_ids, candidates, tolerance_pct=reference.tolerance_pct)
     if result is None:
         return None
     return {"reference": reference, "result": result, "candidate_ids": candidates}
@@ -263,9 +293,9 @@ def version_comparison(
         label = f"first version ({first})"
     result = None
     if candidates and ref_ids and set(candidates) != set(ref_ids):
-        result = curve_adapter.compare(
-            curve_frame(ref_ids),
-            curve_frame(candidates),
+        result = compare_runs(
+            ref_ids,
+            candidates,
             tolerance_pct=baseline.tolerance_pct if baseline else DEFAULT_TOLERANCE_PCT,
         )
     return VersionComparison(

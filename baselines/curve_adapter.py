@@ -51,12 +51,18 @@ def compare(
     *,
     tolerance_pct: float,
     direction: str = "higher",
+    resolution: float | dict[int, float] = 0.0,
 ) -> CurveResult | None:
-    """Frames with run_id, size_bytes, value. None when there is nothing to compare."""
+    """Frames with run_id, size_bytes, value. None when there is nothing to compare.
+    ``resolution``: the values' print step (per size), see ``curve_compare``."""
     if reference.empty or candidate.empty:
         return None
     result = curve_compare.compare_curves(
-        reference, candidate, tolerance_pct=tolerance_pct, direction=direction
+        reference,
+        candidate,
+        tolerance_pct=tolerance_pct,
+        direction="lower" if direction == "lower" else "higher",
+        resolution=resolution,
     )
     if not result.sizes:
         return None  # no size in common

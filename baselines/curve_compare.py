@@ -22,14 +22,21 @@ A size changed when its band excludes zero *and* |delta%| reaches ``tolerance_pc
 baseline's tolerance: what is worth reporting). Contiguous changed sizes form ranges
 ("256 MiB-8 GiB -9%"); the curve verdict is improved / regressed / mixed / unchanged over
 ranges of at least ``min_range_sizes`` sizes, so one size out of twenty passing a 95 %
-interval by chance does not flip a curve. Pure Python + numpy; no Django, no pandas needed.
+interval by chance does not flip a curve.
+
+**Resolution floor.** Benchmarks print rounded numbers (nccl-tests: busbw with two decimals,
+so a tiny message reads 0.01 or 0.02 GB/s): ``resolution`` is the absolute step of the printed
+values (one number, or ``size -> step``). Rounding moves each mean by up to half a step, so a
+difference of means within one step is rounding, not a change: such a size is unchanged
+whatever its Δ% says (0.01 -> 0.02 is "+100 %"), and every band is widened by one step
+relative to the reference. Pure Python + numpy; no Django, no pandas needed.
 """
 
 from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any, Literal
@@ -56,6 +63,8 @@ class SizeComparison:
     n_reference: int
     n_candidate: int
     method: Method
+    resolution: float = 0.0  # absolute print step of the values at this size (0 = exact)
+    below_resolution: bool = False  # the means differ by no more than one print step
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +78,8 @@ class SizeComparison:
             "n_reference": self.n_reference,
             "n_candidate": self.n_candidate,
             "method": self.method,
+            "resolution": self.resolution,
+            "below_resolution": self.below_resolution,
         }
 
 
@@ -170,6 +181,20 @@ def _as_runs(side: Any) -> dict[int, list[float]]:
     return out
 
 
+def _resolution_reader(resolution: float | Mapping[int, float]) -> Callable[[int], float]:
+    """size -> print step; a mapping may omit sizes (exact values there)."""
+    if isinstance(resolution, Mapping):
+        steps = {int(k): float(v) for k, v in resolution.items()}
+        bad = [v for v in steps.values() if not math.isfinite(v) or v < 0]
+        if bad:
+            raise ValueError(f"resolution must be finite and >= 0, not {bad[0]}")
+        return lambda size: steps.get(int(size), 0.0)
+    step = float(resolution)
+    if not math.isfinite(step) or step < 0:
+        raise ValueError(f"resolution must be finite and >= 0, not {resolution}")
+    return lambda size: step
+
+
 def _clean(values: list[float]) -> np.ndarray:
     arr = np.asarray(values, dtype=float)
     return arr[np.isfinite(arr) & (arr > 0)]
@@ -229,14 +254,18 @@ def compare_curves(
     seed: int = 0,
     min_bootstrap_runs: int = 5,
     min_range_sizes: int = 2,
+    resolution: float | Mapping[int, float] = 0.0,
 ) -> CurveComparison:
-    """Per-size and whole-curve comparison of ``candidate`` against ``reference``."""
+    """Per-size and whole-curve comparison of ``candidate`` against ``reference``.
+
+    ``resolution``: the absolute step of the printed values (see the module docstring)."""
     if not 0.5 < confidence < 1.0:
         raise ValueError(f"confidence must be between 0.5 and 1, not {confidence}")
     if tolerance_pct < 0 or not math.isfinite(tolerance_pct):
         raise ValueError(f"tolerance_pct must be a finite number >= 0, not {tolerance_pct}")
     if direction not in ("higher", "lower"):
         raise ValueError(f"direction must be 'higher' or 'lower', not {direction!r}")
+    step_of = _resolution_reader(resolution)
     ref_runs = {s: _clean(v) for s, v in _as_runs(reference).items()}
     cand_runs = {s: _clean(v) for s, v in _as_runs(candidate).items()}
     ref_runs = {s: v for s, v in ref_runs.items() if v.size}
@@ -275,9 +304,14 @@ def compare_curves(
             method = "tolerance"
             low, high = delta - tolerance_pct, delta + tolerance_pct
         used.add(method)
+        step = step_of(size)
+        floored = step > 0 and abs(cand_mean - ref_mean) <= step * (1 + 1e-9)
+        if step > 0:
+            rounding = step / ref_mean * 100.0
+            low, high = low - rounding, high + rounding
         significant = low > 0 or high < 0
         change: Change = "unchanged"
-        if significant and abs(delta) >= tolerance_pct:
+        if significant and abs(delta) >= tolerance_pct and not floored:
             better = delta > 0 if direction == "higher" else delta < 0
             change = "improved" if better else "regressed"
         results.append(
@@ -292,6 +326,8 @@ def compare_curves(
                 n_reference=int(ref.size),
                 n_candidate=int(cand.size),
                 method=method,
+                resolution=step,
+                below_resolution=floored,
             )
         )
 
@@ -309,7 +345,12 @@ def compare_curves(
         sizes=tuple(results),
         ranges=tuple(ranges),
         isolated=tuple(isolated),
-        method=_describe(used, pooled, tolerance_pct, confidence, resamples, seed),
+        method=_describe(used, pooled, tolerance_pct, confidence, resamples, seed)
+        + (
+            "; differences within one print step of the values are rounding, not change"
+            if any(r.resolution > 0 for r in results)
+            else ""
+        ),
         noise_pct=None if pooled is None else pooled * 100.0,
         tolerance_pct=tolerance_pct,
         confidence=confidence,

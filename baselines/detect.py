@@ -16,7 +16,11 @@ Pipeline (each stage is one module in ``baselines.methods``):
 5. ``step_test`` keeps the candidates that are significant, large and abrupt;
 6. a step that coincides with a variance change and is small next to the new spread is the
    same event (a series that starts flipping between two levels moves its mean too) and is
-   reported once, as the variance change.
+   reported once, as the variance change;
+7. the resolution floor: with ``resolution`` (the absolute step of the printed values, e.g.
+   0.01 GB/s for nccl-tests busbw) the noise sigma is never below the rounding noise
+   (step/√12), a step whose levels differ by no more than one print step is rounding, and
+   so is a variance change whose spreads both stay within one step.
 
 Pure Python + numpy: this module must never import Django.
 """
@@ -157,13 +161,15 @@ def _step_direction(delta: float, direction: Direction) -> ChangeDirection:
 
 
 def _analyse(
-    x: np.ndarray, direction: Direction, tune: Tuning
+    x: np.ndarray, direction: Direction, tune: Tuning, resolution: float = 0.0
 ) -> tuple[list[ChangePoint], list[int]]:
-    """Change points and outliers of a finite, rescaled series (positions within ``x``)."""
+    """Change points and outliers of a finite, rescaled series (positions within ``x``);
+    ``resolution`` is the print step in the same (rescaled) units."""
     n = x.size
     level = float(np.median(x))
     scale = max(abs(level), float(np.mean(np.abs(x))))
-    base_sigma = sigma_floor(diff_sigma(x), scale)
+    rounding_sigma = resolution / math.sqrt(12.0)  # sd of a uniform rounding error
+    base_sigma = max(sigma_floor(diff_sigma(x), scale), rounding_sigma)
 
     # The scan reads the raw series: cleaning spikes first would also strip the minority level
     # of a series that flips between two levels. Its clipping and threshold absorb spikes.
@@ -193,6 +199,7 @@ def _analyse(
             break
         del variance[min(weak, key=lambda k: abs(variance[k].z))]
     sigma = _regime_sigmas(x, [0, *(v.index for v in variance), n], base_sigma, scale)
+    sigma = np.maximum(sigma, rounding_sigma)
 
     # Outliers are judged against each regime's own noise: in a stretch that flips between
     # two levels, the minority level is part of the pattern, not a string of outliers.
@@ -228,7 +235,13 @@ def _analyse(
         ]
         if spreads and abs(s.after - s.before) < 2.0 * max(spreads):
             continue
+        if resolution > 0 and abs(s.after - s.before) <= resolution * (1 + 1e-9):
+            continue  # one print step: 0.01 -> 0.02 GB/s is rounding, not "+100 %"
         kept.append(s)
+    if resolution > 0:
+        variance = [
+            v for v in variance if max(sigma[v.index - 1], sigma[v.index]) > resolution * (1 + 1e-9)
+        ]
 
     found: list[ChangePoint] = []
     for k, s in enumerate(kept):
@@ -273,15 +286,24 @@ def _analyse(
     return found, [int(i) for i in outliers]
 
 
-def detect(values: Sequence[float], *, direction: Direction = "higher", **tuning: Any) -> Detection:
+def detect(
+    values: Sequence[float],
+    *,
+    direction: Direction = "higher",
+    resolution: float = 0.0,
+    **tuning: Any,
+) -> Detection:
     """Change points and outliers of a series given in order (oldest first).
 
     Non-finite values (NaN, ±inf) are not analysed and are listed as outliers; indices always
     refer to positions in ``values``. Fewer than ``2 x min_segment`` finite points give no
-    change points. ``tuning`` overrides fields of :class:`Tuning`.
+    change points. ``resolution`` is the absolute print step of the values (0 = exact; see
+    stage 7 of the module docstring). ``tuning`` overrides fields of :class:`Tuning`.
     """
     if direction not in ("higher", "lower"):
         raise ValueError(f"direction must be 'higher' or 'lower', not {direction!r}")
+    if not (math.isfinite(resolution) and resolution >= 0):
+        raise ValueError(f"resolution must be a finite number >= 0, not {resolution!r}")
     tune = Tuning.from_kwargs(tuning)
     arr = np.asarray(values, dtype=float).ravel()
     finite = np.isfinite(arr)
@@ -295,7 +317,9 @@ def detect(values: Sequence[float], *, direction: Direction = "higher", **tuning
     # Rescale by a power of two (exact) so squares cannot overflow and thresholds that are
     # relative to the data's magnitude behave the same for 1e-300 and 1e300.
     exponent = int(np.frexp(peak)[1])
-    found, outliers = _analyse(np.ldexp(x, -exponent), direction, tune)
+    found, outliers = _analyse(
+        np.ldexp(x, -exponent), direction, tune, float(np.ldexp(resolution, -exponent))
+    )
 
     def back(v: float) -> float:
         return float(np.ldexp(v, exponent)) if math.isfinite(v) else v
@@ -378,7 +402,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Tuning.min_magnitude_pct,
         help="smallest step reported, percent of the level before (default %(default)s)",
     )
+    parser.add_argument(
+        "--resolution",
+        type=float,
+        default=0.0,
+        help="absolute print step of the values (nccl-tests busbw: 0.01); changes within "
+        "one step are rounding (default %(default)s: exact values)",
+    )
     args = parser.parse_args(argv)
+    if not (math.isfinite(args.resolution) and args.resolution >= 0):
+        print(
+            f"error: --resolution must be a finite number >= 0, not {args.resolution}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         if args.file == "-":
             xs, values = read_series(sys.stdin)
@@ -388,7 +425,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OSError, UnicodeDecodeError, CsvError, csv.Error) as exc:
         print(f"error: {args.file}: {exc}", file=sys.stderr)
         return 2
-    result = detect(values, direction=args.direction, min_magnitude_pct=args.min_magnitude_pct)
+    result = detect(
+        values,
+        direction=args.direction,
+        resolution=args.resolution,
+        min_magnitude_pct=args.min_magnitude_pct,
+    )
     out = result.to_json()
     # The x label of each change makes the output readable without the file at hand.
     for cp in out["change_points"]:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -157,3 +158,141 @@ def change_text(changes: list[Change], *, limit: int = 3) -> str:
     if not parts and changes:
         parts = [changes[0].text]
     return ", ".join(parts) or "no software change"
+
+
+# ------------------------------------------------------------- facts other artifacts state
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact another artifact states about a host (a ``HostFact`` row, or a trace's)."""
+
+    name: str  # "nccl.version", "gpu.driver_version", "nccl.env.NCCL_IB_HCA", "gpu.name", ...
+    value: str
+    number: float | None = None
+    host: str = ""
+    device: str = ""
+    source: str = ""  # "nvidia_smi artifact #12": shown as where a version came from
+
+
+# Component -> fact names that state it, most trustworthy first (the CUDA runtime a trace was
+# recorded with says more than the newest CUDA the driver supports, which nvidia-smi prints).
+FACT_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "nccl": ("nccl.version",),
+    "cuda": ("cuda.runtime_version", "gpu.cuda_version"),
+    "driver": ("gpu.driver_version",),
+    "kernel": ("kernel.version",),
+    "nic_firmware": ("hca.firmware", "nic.firmware", "link.firmware"),
+}
+ENV_PREFIX = "nccl.env."
+
+
+def stack_from_facts(facts: list[Fact]) -> StackFacts:
+    """Versions and NCCL_* variables from facts given nearest (in time) first."""
+    versions: dict[str, str] = {}
+    sources: dict[str, str] = {}
+    for component, names in FACT_COMPONENTS.items():
+        for name in names:
+            hit = next((f for f in facts if f.name == name and _first_word(f.value)), None)
+            if hit is not None:
+                # Several devices of the nearest artifact (eight compute NICs and a management
+                # NIC): the version most of them run is the stack's.
+                same = [
+                    _first_word(f.value) for f in facts if (f.name, f.source) == (name, hit.source)
+                ]
+                value = Counter(v for v in same if v).most_common(1)[0][0]
+                versions[component] = value[:MAX_VERSION]
+                sources[component] = hit.source or name
+                break
+    env: dict[str, str] = {}
+    for f in facts:
+        if f.name.startswith(ENV_PREFIX):
+            key = f.name[len(ENV_PREFIX) :]
+            if key.startswith("NCCL_") and key not in env and f.value.strip():
+                env[key] = f.value.strip()[:500]
+    return StackFacts(versions=versions, nccl_env=dict(sorted(env.items())), sources=sources)
+
+
+def _first_word(value: str) -> str:
+    """ "28.39.1002 (MT_0000000838)" -> "28.39.1002": firmware lines carry a PSID after it."""
+    words = (value or "").split()
+    return words[0] if words else ""
+
+
+def merge_stacks(primary: StackFacts, secondary: StackFacts) -> StackFacts:
+    """``primary`` (the run's own output, its upload metadata) wins; ``secondary`` (what other
+    artifacts of the same hosts say) fills the gaps, component by component and variable by
+    variable."""
+    versions = {**secondary.versions, **primary.versions}
+    sources = {k: v for k, v in secondary.sources.items() if k not in primary.versions}
+    sources.update(primary.sources)
+    env = {**secondary.nccl_env, **primary.nccl_env}
+    return StackFacts(
+        versions={k: versions[k] for k in COMPONENTS if k in versions},
+        nccl_env=dict(sorted(env.items())),
+        sources=sources,
+    )
+
+
+_LINK_LAYERS = {
+    "infiniband": "infiniband",
+    "ib": "infiniband",
+    "ethernet": "roce_v2",
+    "roce": "roce_v2",
+}
+
+
+def profile_from_facts(facts: list[Fact]) -> dict[str, Any]:
+    """HardwareProfile field values the facts support (only the ones they do).
+
+    GPUs per node counts distinct GPUs (bus ids) of one host; NICs per node the distinct
+    HCAs with an active-rate port; the fabric is the ports' link layer (Ethernet ports of an
+    RDMA NIC mean RoCE)."""
+    out: dict[str, Any] = {}
+    names = [f.value for f in facts if f.name == "gpu.name" and f.value.strip()]
+    if names:
+        out["gpu_name"] = Counter(names).most_common(1)[0][0]
+    gpus: dict[str, set[str]] = defaultdict(set)
+    for f in facts:
+        if f.name == "gpu.name" and f.device:
+            gpus[f.host].add(f.device.lower())
+    if gpus:
+        out["gpus_per_node"] = max(len(v) for v in gpus.values())
+    rates = [f.number for f in facts if f.name in ("port.rate_gbps", "link.speed_gbps")]
+    fastest = max((r for r in rates if r), default=None)
+    # The fabric NICs are the fastest ones; a 100G management NIC is not part of the profile.
+    fabric_nics = {
+        (f.host, f.device)
+        for f in facts
+        if f.name in ("port.rate_gbps", "link.speed_gbps") and f.number == fastest and f.device
+    }
+    if fastest:
+        out["nic_speed_gbps"] = int(fastest)
+    models = [
+        f.value.strip()
+        for f in facts
+        if f.name in ("hca.type", "nic.part", "nic.type")
+        and (not fabric_nics or (f.host, f.device) in fabric_nics)
+    ]
+    if models := [m for m in models if m]:
+        out["nic_model"] = Counter(models).most_common(1)[0][0][:80]
+    nics: dict[str, set[str]] = defaultdict(set)
+    for host, device in fabric_nics:
+        nics[host].add(device)
+    if nics:
+        out["nics_per_node"] = max(len(v) for v in nics.values())
+    layers = [
+        _LINK_LAYERS.get(f.value.strip().lower()) for f in facts if f.name == "port.link_layer"
+    ]
+    for f in facts:  # NCCL's "NET/IB : Using [0]mlx5_0:1/RoCE" lists the same as name:port/layer
+        if f.name == "nccl.ib_devices":
+            layers += [
+                _LINK_LAYERS.get(d.rsplit("/", 1)[-1].strip().lower()) for d in f.value.split(",")
+            ]
+    if layers := [x for x in layers if x]:
+        out["fabric"] = Counter(layers).most_common(1)[0][0]
+    links = [f for f in facts if f.name == "nvlink.active" and f.value == "true"]
+    if links:
+        per_gpu = Counter(f.device for f in links)
+        out["nvlink"] = f"NVLink, {max(per_gpu.values())} links per GPU"
+    return out

@@ -18,7 +18,15 @@ from django.utils.text import slugify
 
 from artifacts.models import BenchmarkRun
 
-from .facts import gpu_generation, gpu_model, stack_facts
+from .facts import (
+    gpu_generation,
+    gpu_model,
+    merge_stacks,
+    profile_from_facts,
+    stack_facts,
+    stack_from_facts,
+)
+from .host_facts import nearby_facts
 from .models import (
     HardwareProfile,
     HostProfileMapping,
@@ -30,6 +38,9 @@ from .models import (
 )
 
 METRIC = "busbw"  # nccl-tests series track out-of-place bus bandwidth (in-place if missing)
+# nccl-tests prints busbw with "%6.2f": two decimals whatever the magnitude.
+BUSBW_RESOLUTION = 0.01
+EVIDENCE = "evidence"  # BenchmarkRun.extra key of runs made from other evidence (see evidence.py)
 PROFILE_METADATA_KEYS = ("profile", "hardware_profile")
 
 
@@ -151,23 +162,38 @@ class FiledRun:
 
 
 def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = None) -> FiledRun:
-    """Give a run its profile and stack and (re)write its series points."""
+    """Give a run its profile and stack and (re)write its series points.
+
+    What the run's own output and upload metadata do not say, other artifacts of the same
+    hosts around the same time may (``host_facts``): nvidia-smi, NCCL logs, ibstat, traces.
+    """
     artifact = run.artifact
+    evidence = (run.extra or {}).get(EVIDENCE) or {}
     ranks = list(run.ranks.all())
-    hosts = [r.host for r in ranks if r.host] or ([artifact.host] if artifact.host else [])
+    hosts = [r.host for r in ranks if r.host] or [str(h) for h in evidence.get("hosts") or []]
+    hosts = hosts or ([artifact.host] if artifact.host else [])
     per_host = Counter(r.host for r in ranks if r.host)
-    gpus_per_node = max(per_host.values()) if per_host else None
+    # Evidence runs name their hosts with one rank row each: no count of GPUs there.
+    gpus_per_node = max(per_host.values()) if per_host and not evidence else None
+    metadata = {**(artifact.metadata or {}), **(evidence.get("metadata") or {})}
+    nearby = nearby_facts(
+        hosts=hosts, label=artifact.label, at=run.measured_at, exclude_artifact_id=artifact.pk
+    )
+    hardware = profile_from_facts(nearby)
+    gpu = run.gpu or hardware.get("gpu_name", "")
     match = profile_match(
         hosts=hosts,
-        gpu=run.gpu,
-        gpus_per_node=gpus_per_node,
-        metadata=artifact.metadata or {},
+        gpu=gpu,
+        gpus_per_node=gpus_per_node or hardware.get("gpus_per_node"),
+        metadata=metadata,
         mappings=mappings,
     )
-    facts = stack_facts(
+    _profile_fill(match.profile, hardware)
+    own = stack_facts(
         {"nccl_version": run.nccl_version, "nccl_tests_version": run.nccl_tests_version},
-        artifact.metadata or {},
+        metadata,
     )
+    facts = merge_stacks(own, stack_from_facts(nearby))
     stack = stack_get_or_create(versions=facts.versions, nccl_env=facts.nccl_env)
     context, _ = RunContext.objects.update_or_create(
         run=run,
@@ -182,32 +208,100 @@ def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = N
     return FiledRun(run, context, series_ids)
 
 
+_FILLABLE = ("gpus_per_node", "nic_model", "nic_speed_gbps", "nics_per_node", "nvlink")
+
+
+def _profile_fill(profile: HardwareProfile, hardware: Mapping[str, Any]) -> None:
+    """An automatic profile learns what the facts say (blank fields only); a profile someone
+    edited is theirs and stays as they left it."""
+    if not profile.auto_created or not hardware:
+        return
+    changed = [f for f in _FILLABLE if hardware.get(f) and not getattr(profile, f)]
+    for name in changed:
+        setattr(profile, name, hardware[name])
+    if hardware.get("fabric") and profile.fabric == HardwareProfile.Fabric.OTHER:
+        profile.fabric = hardware["fabric"]
+        changed.append("fabric")
+    if not profile.gpu_model and hardware.get("gpu_name"):
+        profile.gpu_model = gpu_model(hardware["gpu_name"])
+        profile.gpu_generation = gpu_generation(profile.gpu_model)
+        changed += ["gpu_model", "gpu_generation"]
+    if changed:
+        profile.save(update_fields=changed)
+
+
+@dataclass(frozen=True)
+class _Point:
+    key: tuple[Any, ...]
+    value: float
+    unit: str
+    direction: str
+    resolution: float
+
+
+def _points_of(run: BenchmarkRun) -> list[_Point]:
+    """nccl-tests: busbw per size from the measurements. Other evidence: the points the run
+    carries in ``extra["evidence"]`` (perftest sizes, trace step time, metrics uploads)."""
+    if not run_is_usable(run):
+        return []
+    evidence = (run.extra or {}).get(EVIDENCE)
+    if evidence:
+        points = []
+        for p in evidence.get("points") or []:
+            key = (
+                run.benchmark,
+                run.collective or "",
+                run.dtype or "",
+                "",
+                run.nranks or 0,
+                run.nhosts or 0,
+                int(p.get("size_bytes") or 0),
+                str(p["metric"])[:40],
+            )
+            points.append(
+                _Point(
+                    key,
+                    float(p["value"]),
+                    str(p.get("unit") or "")[:20],
+                    "lower" if p.get("direction") == "lower" else "higher",
+                    float(p.get("resolution") or 0.0),
+                )
+            )
+        return points
+    values: dict[tuple[int, str, str], float] = {}
+    for m in run.measurements.all():
+        value = m.oop_busbw_gbps if m.oop_busbw_gbps is not None else m.ip_busbw_gbps
+        if value is not None:
+            values[(m.size_bytes, m.dtype or run.dtype, m.redop)] = value
+    return [
+        _Point(
+            identity(run, size_bytes=size, dtype=dtype, redop=redop),
+            value,
+            "GB/s",
+            "higher",
+            BUSBW_RESOLUTION,
+        )
+        for (size, dtype, redop), value in values.items()
+    ]
+
+
 def _write_points(
     run: BenchmarkRun, profile: HardwareProfile, stack: SoftwareStack
 ) -> tuple[int, ...]:
     """Replace the run's points; returns the series touched (old and new ones)."""
     before = set(SeriesPoint.objects.filter(run=run).values_list("series_id", flat=True))
     SeriesPoint.objects.filter(run=run).delete()
-    values: dict[tuple[int, str, str], float] = {}
-    if run_is_usable(run):
-        for m in run.measurements.all():
-            value = m.oop_busbw_gbps if m.oop_busbw_gbps is not None else m.ip_busbw_gbps
-            if value is not None:
-                values[(m.size_bytes, m.dtype or run.dtype, m.redop)] = value
-    pairs = [
-        (identity(run, size_bytes=size, dtype=dtype, redop=redop), value)
-        for (size, dtype, redop), value in values.items()
-    ]
-    series = series_for(profile, [key for key, _ in pairs])
+    points = list({p.key: p for p in _points_of(run)}.values())
+    series = series_for(profile, [p.key for p in points], traits={p.key: p for p in points})
     SeriesPoint.objects.bulk_create(
         SeriesPoint(
-            series_id=series[key].pk,
+            series_id=series[p.key].pk,
             run=run,
             stack=stack,
             measured_at=run.measured_at,
-            value=value,
+            value=p.value,
         )
-        for key, value in pairs
+        for p in points
     )
     touched = before | {s.pk for s in series.values()}
     series_refresh_stats(touched)
@@ -235,22 +329,39 @@ _IDENTITY_FIELDS = (
 
 
 def series_for(
-    profile: HardwareProfile, identities: list[tuple[Any, ...]]
+    profile: HardwareProfile,
+    identities: list[tuple[Any, ...]],
+    traits: Mapping[tuple[Any, ...], Any] | None = None,
 ) -> dict[tuple[Any, ...], Series]:
-    """Series rows for these identities on a profile, created when missing (order kept)."""
+    """Series rows for these identities on a profile, created when missing (order kept).
+
+    ``traits`` gives new series their unit, direction and print resolution (an object with
+    those attributes per identity); without it a series is busbw in GB/s, higher is better.
+    """
     wanted = list(dict.fromkeys(identities))
     found = _existing_series(profile, wanted)
     missing = [i for i in wanted if i not in found]
     if missing:
         Series.objects.bulk_create(
             [
-                Series(profile=profile, **dict(zip(_IDENTITY_FIELDS, i, strict=True)))
+                Series(
+                    profile=profile,
+                    **dict(zip(_IDENTITY_FIELDS, i, strict=True)),
+                    **_traits(traits, i),
+                )
                 for i in missing
             ],
             ignore_conflicts=True,  # a concurrent filing may have made some of them
         )
         found = _existing_series(profile, wanted)
     return {i: found[i] for i in wanted}
+
+
+def _traits(traits: Mapping[tuple[Any, ...], Any] | None, key: tuple[Any, ...]) -> dict[str, Any]:
+    point = traits.get(key) if traits else None
+    if point is None:
+        return {"unit": "GB/s", "direction": "higher", "resolution": BUSBW_RESOLUTION}
+    return {"unit": point.unit, "direction": point.direction, "resolution": point.resolution}
 
 
 def _existing_series(

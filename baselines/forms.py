@@ -118,12 +118,19 @@ class TriageForm(forms.ModelForm):
     assignee = forms.ModelChoiceField(
         queryset=get_user_model().objects.order_by("username"), required=False
     )
+    # Declared to pick the scheme a bare "jira.example/T-1" gets (Django's default changes).
+    link_url = forms.URLField(
+        max_length=500,
+        required=False,
+        assume_scheme="https",
+        label="Link (incident, vendor ticket)",
+    )
 
     class Meta:
         model = Alert
         fields = ["status", "assignee", "notes", "link_url", "link_label"]
         widgets = {"notes": forms.Textarea(attrs={"rows": 4})}
-        labels = {"link_url": "Link (incident, vendor ticket)", "link_label": "Link text"}
+        labels = {"link_label": "Link text"}
 
 
 class SummaryStatusForm(forms.Form):
@@ -147,7 +154,8 @@ class SubscriptionForm(forms.ModelForm):
 
 class SeriesFilterForm(forms.Form):
     profile = forms.ChoiceField(required=False)
-    collective = forms.ChoiceField(required=False)
+    benchmark = forms.ChoiceField(required=False, help_text="nccl-tests, perftest, metrics")
+    collective = forms.ChoiceField(required=False, label="Collective / metric")
     nranks = forms.ChoiceField(required=False, label="Ranks")
     size_bytes = forms.ChoiceField(required=False, label="Size")
     alerts = forms.ChoiceField(
@@ -159,6 +167,7 @@ class SeriesFilterForm(forms.Form):
         from reports.units import human_bytes
 
         self.fields["profile"].choices = _choices(options["profiles"])
+        self.fields["benchmark"].choices = _choices(options.get("benchmarks", []))
         self.fields["collective"].choices = _choices(options["collectives"])
         self.fields["nranks"].choices = _choices(options["nranks"])
         self.fields["size_bytes"].choices = [

@@ -206,6 +206,11 @@ class Series(models.Model):
     metric = models.CharField(max_length=40, default="busbw")
     unit = models.CharField(max_length=20, default="GB/s")
     direction = models.CharField(max_length=6, choices=Direction.choices, default="higher")
+    resolution = models.FloatField(
+        default=0.0,
+        help_text="absolute print step of the values (nccl-tests busbw: 0.01 GB/s); changes "
+        "within one step are rounding, not change (0 = exact values)",
+    )
     point_count = models.PositiveIntegerField(default=0)
     last_value = models.FloatField(null=True, blank=True)
     last_measured_at = models.DateTimeField(null=True, blank=True, db_index=True)
@@ -233,13 +238,17 @@ class Series(models.Model):
 
     def identity_text(self) -> str:
         parts = [self.collective or self.benchmark]
+        if self.benchmark != "nccl-tests" and self.collective:
+            # evidence series (perftest, traces, metrics uploads): the tool or workload first
+            parts = [self.benchmark, self.collective]
         if self.dtype:
             parts.append(self.dtype)
         if self.nranks:
             parts.append(f"{self.nranks} ranks")
         if self.size_bytes:
             parts.append(human_bytes(self.size_bytes))
-        parts.append(self.metric)
+        if self.metric != self.collective:
+            parts.append(self.metric)
         return " · ".join(parts)
 
 

@@ -37,7 +37,10 @@ def summary_notify(*, summary_id: int) -> list[Delivery]:
     summary = AlertSummary.objects.select_related("profile").filter(pk=summary_id).first()
     if summary is None:
         return []
-    collectives = set(summary.alerts.values_list("series__collective", flat=True))
+    # A subscription's "benchmark/collective" matches either: all_reduce, or a metrics
+    # upload's benchmark (megatron-gpt3), or one of its metrics (tokens_per_s).
+    names = summary.alerts.values_list("series__collective", "series__benchmark")
+    collectives = {name for pair in names for name in pair if name}
     deliveries = []
     for subscription in Subscription.objects.filter(active=True).order_by("pk"):
         if not subscription.wants(summary, collectives):

@@ -114,6 +114,8 @@ def series_filtered(params: Params) -> QuerySet[Series]:
     )
     if profile := params.get("profile"):
         qs = qs.filter(profile__slug=profile)
+    if benchmark := params.get("benchmark"):
+        qs = qs.filter(benchmark=benchmark)
     if collective := params.get("collective"):
         qs = qs.filter(collective=collective)
     if nranks := _int(params.get("nranks")):
@@ -133,6 +135,7 @@ def series_filter_options() -> dict[str, list[Any]]:
     series = Series.objects.order_by()
     return {
         "profiles": list(HardwareProfile.objects.values_list("slug", flat=True)),
+        "benchmarks": sorted(set(series.values_list("benchmark", flat=True).distinct())),
         "collectives": sorted(
             v for v in series.values_list("collective", flat=True).distinct() if v
         ),

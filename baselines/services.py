@@ -29,7 +29,9 @@ from artifacts.models import Artifact, BenchmarkRun, RunRank
 
 from .alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
 from .comparing import RECENT_RUNS, comparison_refresh, earlier_runs, identity_runs
+from .evidence_store import evidence_refresh
 from .filing import FiledRun, run_file, run_is_usable
+from .host_facts import FACT_KINDS, FACTS_WINDOW
 from .models import (
     Alert,
     AlertSummary,
@@ -68,12 +70,60 @@ def artifact_evaluate(*, artifact_id: int, notify: bool = True) -> Evaluation:
     artifact = Artifact.objects.filter(pk=artifact_id).first()
     if artifact is None or artifact.status != Artifact.Status.PARSED:
         return Evaluation()
+    with transaction.atomic():
+        evidence_refresh(artifact)  # perftest, traces, counters: their numbers as runs
     runs = list(
         artifact.runs.select_related("artifact")
         .prefetch_related("ranks", "measurements")
         .order_by("index")
     )
-    return runs_evaluate(runs=runs, notify=notify)
+    evaluation = runs_evaluate(runs=runs, notify=notify)
+    if artifact.kind in FACT_KINDS:
+        # nvidia-smi, NCCL logs, ibstat... uploaded after the runs they describe: re-file
+        # those runs so their stacks and profiles pick up what this artifact states.
+        nearby = runs_evaluate(runs=runs_near_facts(artifact), notify=notify)
+        evaluation.comparisons += nearby.comparisons
+        evaluation.alerts += nearby.alerts
+        evaluation.new_summary_ids += nearby.new_summary_ids
+        evaluation.notified_summary_ids += nearby.notified_summary_ids
+    return evaluation
+
+
+MAX_REFILED_RUNS = 500
+
+
+def runs_near_facts(artifact: Artifact) -> list[BenchmarkRun]:
+    """Runs on the hosts (or with the label) of a fact artifact, within the facts window."""
+    facts = artifact.host_facts.order_by()
+    hosts = set(facts.values_list("host", flat=True).distinct()) - {""}
+    times = list(facts.values_list("observed_at", flat=True)[:1])
+    trace = getattr(artifact, "trace", None) if artifact.kind == "torch_trace" else None
+    if trace is not None:
+        hosts |= {trace.host} - {""}
+        times.append(trace.recorded_at)
+    if artifact.host:
+        hosts.add(artifact.host)
+    if not times or not (hosts or artifact.label):
+        return []
+    at = times[0]
+    where = Q(ranks__host__in=sorted(hosts)) | Q(artifact__host__in=sorted(hosts))
+    if artifact.label:
+        where |= Q(artifact__label=artifact.label)
+    ids = (
+        BenchmarkRun.objects.filter(where)
+        .filter(measured_at__range=(at - FACTS_WINDOW, at + FACTS_WINDOW))
+        .exclude(artifact=artifact)
+        .filter(context__isnull=False)
+        .order_by("-measured_at")
+        .values_list("pk", flat=True)
+        .distinct()[:MAX_REFILED_RUNS]
+    )
+    return list(
+        BenchmarkRun.objects.filter(pk__in=list(ids))
+        .select_related("artifact")
+        .prefetch_related("ranks", "measurements")
+        .order_by("measured_at", "id")
+    )
 
 
 def runs_evaluate(*, runs: Sequence[BenchmarkRun], notify: bool = True) -> Evaluation:

@@ -13,6 +13,10 @@ otherwise) and is generated from a fixed seed:
 * stationary series of 1000 points: Gaussian, Student-t(3) (a harsh heavy-tailed null),
   Gaussian with rare large spikes (1 % of points, 5-30 %).
 
+A second table shows the resolution floor on values rounded to two decimals, as nccl-tests
+prints busbw: false alerts on tiny-message series, recall of 3 % steps at 50 GB/s, and
+tiny sizes ``compare_curves`` flags, with and without ``resolution=0.01``.
+
 A detection within ±K points (default 5) of a labelled change is a true positive (each label
 matches at most one detection); everything else is a false positive. The table gives
 precision, recall, F1 and mean localisation error over the whole corpus, recall per
@@ -303,6 +307,55 @@ def time_long_series() -> dict[str, float]:
     return times
 
 
+def resolution_floor_table(seed: int = 11, reps: int = 40) -> None:
+    """What the resolution floor does to values printed with two decimals (nccl-tests busbw).
+
+    Tiny-message series (true level 0.008-0.04 GB/s, 5 % noise, then rounded like nccl-tests
+    prints them) are stationary: every alert on them is false. Large-message series (level
+    50 GB/s, 1 % noise, rounded) carry one 3 % step: the floor must not cost recall there.
+    Curves: one tiny-message size per curve of two runs against two, no change at all.
+    """
+    from baselines.curve_compare import compare_curves
+
+    rng = np.random.default_rng(seed)
+    tiny = []
+    for _ in range(reps):
+        level = rng.uniform(0.008, 0.04)
+        tiny.append(np.round(level * (1 + 0.05 * rng.normal(size=300)), 2).tolist())
+    steps = []
+    for _ in range(reps):
+        at = int(rng.integers(80, 220))
+        y = 50 * (1 + 0.01 * rng.normal(size=300))
+        y[at:] *= 0.97
+        steps.append((at, np.round(y, 2).tolist()))
+    rows = []
+    for floor in (0.0, 0.01):
+        false_tiny = sum(len(detect(v, resolution=floor).change_points) for v in tiny)
+        found = 0
+        for at, values in steps:
+            hits = detect(values, resolution=floor).change_points
+            found += any(abs(c.index - at) <= 5 and c.kind == "step" for c in hits)
+        flagged = 0
+        for _ in range(reps * 5):
+            level = rng.uniform(0.008, 0.04)
+            ref = np.round(level * (1 + 0.05 * rng.normal(size=2)), 2)
+            cand = np.round(level * (1 + 0.05 * rng.normal(size=2)), 2)
+            result = compare_curves({8: ref.tolist()}, {8: cand.tolist()}, resolution=floor)
+            flagged += result.sizes[0].change != "unchanged" if result.sizes else 0
+        rows.append((floor, false_tiny, found, flagged))
+    print("\nresolution floor (values rounded to 0.01, as nccl-tests prints busbw):")
+    print(
+        "| resolution | false alerts, tiny-message series | recall, 3 % steps at 50 GB/s "
+        "| tiny sizes flagged by compare_curves |"
+    )
+    print("|---|---|---|---|")
+    for floor, false_tiny, found, flagged in rows:
+        print(
+            f"| {floor:g} | {false_tiny} in {reps} x 300 points | {found}/{reps} "
+            f"| {flagged}/{reps * 5} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--otava", help="python of a venv with apache-otava installed")
@@ -346,6 +399,7 @@ def main() -> None:
     print_table(scores, seconds, cases)
     timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in time_long_series().items())
     print(f"PerfHub on one 10,000-point series (best of 3): {timings}")
+    resolution_floor_table()
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ and prints wall time, MB/s and peak RSS side by side. ``--ranks 8 --rank-mb 50``
 parses eight ~50 MB rank traces with one worker process per core.
 
     .venv/bin/python benchmarks/trace_ingest.py --mb 300 --hta /tmp/hta/bin/python
+    .venv/bin/python benchmarks/trace_ingest.py --mb 300 1000 3000   # peak RSS vs size
     .venv/bin/python benchmarks/trace_ingest.py --ranks 8 --rank-mb 50
 
 HTA is a development-time reference only: install it in a throwaway venv, never here.
@@ -217,28 +218,27 @@ def _table(rows: list[list[str]]) -> str:
 
 def single(args: argparse.Namespace) -> None:
     work = Path(args.workdir)
-    path = generate(Path(args.sample), work / f"trace_{args.mb:g}mb.json", args.mb)
     rows = []
-    ours, ours_wall = measure_perfhub(path)
-    rows.append(_row("PerfHub (1 core)", path, ours, ours_wall))
+    ours = {}
+    for mb in args.mb:
+        path = generate(Path(args.sample), work / f"trace_{mb:g}mb.json", mb)
+        ours[mb], wall = measure_perfhub(path)
+        rows.append(_row("PerfHub (1 core)", path, ours[mb], wall))
     if args.hta:
-        hta_path = path
-        if args.hta_mb and args.hta_mb != args.mb:
-            hta_path = generate(
-                Path(args.sample), work / f"trace_{args.hta_mb:g}mb.json", args.hta_mb
-            )
-            small, small_wall = measure_perfhub(hta_path)
-            rows.append(_row("PerfHub (1 core)", hta_path, small, small_wall))
+        hta_mb = args.hta_mb or args.mb[0]
+        hta_path = generate(Path(args.sample), work / f"trace_{hta_mb:g}mb.json", hta_mb)
+        if hta_mb not in ours:
+            ours[hta_mb], wall = measure_perfhub(hta_path)
+            rows.append(_row("PerfHub (1 core)", hta_path, ours[hta_mb], wall))
+        same = rows[[*ours].index(hta_mb)]
         theirs, theirs_wall = measure_hta(args.hta, hta_path)
         rows.append(_row("HTA 0.5.0", hta_path, theirs, theirs_wall))
-        same = rows[-2] if hta_path != path else rows[0]
-        ours_same = small if hta_path != path else ours
         print(_table(rows))
         print(
             f"\nspeed-up on {hta_path.stat().st_size / MB:.0f} MB: "
             f"{theirs_wall / float(same[2]):.1f}x process wall, "
-            f"{theirs['work_s'] / ours_same['work_s']:.1f}x load+analyses; "
-            f"memory {theirs['maxrss_kb'] / ours_same['maxrss_kb']:.1f}x less"
+            f"{theirs['work_s'] / ours[hta_mb]['work_s']:.1f}x load+analyses; "
+            f"memory {theirs['maxrss_kb'] / ours[hta_mb]['maxrss_kb']:.1f}x less"
         )
         return
     print(_table(rows))
@@ -269,10 +269,20 @@ def ranks(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mb", type=float, default=300, help="size of the generated trace")
+    parser.add_argument(
+        "--mb",
+        type=float,
+        nargs="+",
+        default=[300.0],
+        help="size(s) of the generated trace; several sizes show that peak RSS stays flat",
+    )
     parser.add_argument("--sample", default=str(DEFAULT_SAMPLE), help="Kineto trace to tile")
-    parser.add_argument("--hta", help="python of a venv with holistictraceanalysis==0.5.0")
-    parser.add_argument("--hta-mb", type=float, help="run HTA on a trace of this size instead")
+    parser.add_argument(
+        "--hta", help="python of a venv with holistictraceanalysis==0.5.0 (omit to skip HTA)"
+    )
+    parser.add_argument(
+        "--hta-mb", type=float, help="run HTA on a trace of this size (default: the first --mb)"
+    )
     parser.add_argument("--ranks", type=int, help="parse this many rank traces in parallel")
     parser.add_argument("--rank-mb", type=float, default=50, help="size of each rank trace")
     parser.add_argument("--workdir", default="/tmp/perfhub-trace-bench")

@@ -26,9 +26,11 @@ from .models import (
 )
 from .postmortems import (
     PostMortemConflict,
+    postmortem_restore,
     postmortem_save,
     postmortem_state,
     render_postmortem,
+    revision_diff,
 )
 from .querysets import action_items_filtered, incidents_filtered, tickets_filtered
 from .serializers import (
@@ -40,7 +42,11 @@ from .serializers import (
     EvidenceSerializer,
     IncidentSerializer,
     IncidentWriteSerializer,
+    MilestoneRecordSerializer,
+    MilestoneWriteSerializer,
     PostMortemConflictSerializer,
+    PostMortemDiffSerializer,
+    PostMortemRestoreSerializer,
     PostMortemRevisionSerializer,
     PostMortemSerializer,
     PostMortemWriteSerializer,
@@ -81,7 +87,10 @@ _INCIDENT_FILTERS = [
     OpenApiParameter("hardware_generation", str),
     OpenApiParameter("since", str, description="detected on or after YYYY-MM-DD"),
     OpenApiParameter("until", str, description="detected on or before YYYY-MM-DD"),
-    OpenApiParameter("q", str, description="title, summary or impact contains"),
+    OpenApiParameter("vendor", str, enum=VendorTicket.Vendor.values, description="of a ticket"),
+    OpenApiParameter(
+        "q", str, description="title, summary, impact, cluster, hosts, jobs, tag or case number"
+    ),
 ]
 
 
@@ -172,6 +181,48 @@ class IncidentViewSet(
     def _fresh(self, incident: Incident) -> Incident:
         """Re-read with tags/participants, which the services changed behind the instance."""
         return Incident.objects.prefetch_related("tags", "participants").get(pk=incident.pk)
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    @extend_schema(
+        methods=["GET"],
+        responses={200: MilestoneRecordSerializer(many=True)},
+        summary="Lifecycle history",
+        description="Every change of a lifecycle time, newest first: who set it and how "
+        "(manual, status change, derived from an artifact), and whether out of order.",
+    )
+    @extend_schema(
+        methods=["POST"],
+        request=MilestoneWriteSerializer,
+        responses={201: MilestoneRecordSerializer(many=True)},
+        summary="Set one lifecycle time",
+        description="With `artifact` and no `at`, the time is derived from the artifact. "
+        "Out-of-order times give 400 naming both times unless `override` is true.",
+    )
+    @action(detail=True, methods=["get", "post"])
+    def lifecycle(self, request: Request, pk: str | None = None) -> Response:
+        incident = self.get_object()
+        code = status.HTTP_200_OK
+        if request.method == "POST":
+            form = MilestoneWriteSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            data = form.validated_data
+            if (
+                data.get("artifact")
+                and not incident.evidence.filter(artifact=data["artifact"]).exists()
+            ):
+                return _bad(IncidentError("derive lifecycle times from attached evidence only"))
+            try:
+                incident_set_milestone(
+                    incident=incident, milestone=data["milestone"], at=data.get("at"),
+                    by=request.user, artifact=data.get("artifact"), override=data["override"],
+                    note=data["note"],
+                )  # fmt: skip
+            except IncidentError as exc:
+                return _bad(exc)
+            code = status.HTTP_201_CREATED
+        records = incident.milestones.select_related("set_by")
+        return Response(MilestoneRecordSerializer(records, many=True).data, status=code)
 
     # --- evidence ---------------------------------------------------------------------------
 
@@ -315,17 +366,7 @@ class IncidentViewSet(
                     by=request.user, message=data.get("message", ""), status=data.get("status"),
                 )  # fmt: skip
             except PostMortemConflict as conflict:
-                current = conflict.current
-                return Response(
-                    {
-                        "detail": str(conflict),
-                        "revision": current.revision,
-                        "body": current.body,
-                        "status": current.status,
-                        "merged": conflict.merged,
-                    },
-                    status=status.HTTP_409_CONFLICT,
-                )
+                return _conflict_response(conflict)
             except IncidentError as exc:
                 return _bad(exc)
         return Response(_postmortem_body(incident))
@@ -339,6 +380,58 @@ class IncidentViewSet(
             postmortem__incident=self.get_object()
         ).select_related("author")
         return Response(PostMortemRevisionSerializer(revisions, many=True).data)
+
+    @extend_schema(
+        responses={200: PostMortemDiffSerializer},
+        parameters=[
+            OpenApiParameter("a", int, description="older revision (0: empty; default b-1)"),
+            OpenApiParameter("b", int, description="newer revision (default: the latest)"),
+        ],
+        summary="Diff two post-mortem revisions",
+    )
+    @action(detail=True, methods=["get"], url_path="postmortem/diff")
+    def postmortem_diff(self, request: Request, pk: str | None = None) -> Response:
+        bodies = dict(
+            PostMortemRevision.objects.filter(postmortem__incident=self.get_object()).values_list(
+                "number", "body"
+            )
+        )
+        if not bodies:
+            return Response({"detail": "no revisions yet"}, status=status.HTTP_404_NOT_FOUND)
+        try:
+            new = int(request.query_params.get("b", max(bodies)))
+            old = int(request.query_params.get("a", new - 1))
+        except ValueError:
+            return _bad(ValueError("a and b are revision numbers"))
+        if new not in bodies or (old not in bodies and old != 0):
+            return Response(
+                {"detail": f"no such revisions: {old}, {new}"}, status=status.HTTP_404_NOT_FOUND
+            )
+        lines = revision_diff(bodies.get(old, ""), bodies[new])
+        return Response({"a": old, "b": new, "lines": [list(line) for line in lines]})
+
+    @extend_schema(
+        request=PostMortemRestoreSerializer,
+        responses={200: PostMortemSerializer, 409: PostMortemConflictSerializer},
+        summary="Restore an old revision as a new one",
+        description="History is never rewritten: the old text becomes the next revision. "
+        "`revision` must be the current one, else 409 as for PUT.",
+    )
+    @action(detail=True, methods=["post"], url_path="postmortem/restore")
+    def postmortem_restore(self, request: Request, pk: str | None = None) -> Response:
+        incident = self.get_object()
+        form = PostMortemRestoreSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            postmortem_restore(
+                incident=incident, number=form.validated_data["number"],
+                base_revision=form.validated_data["revision"], by=request.user,
+            )  # fmt: skip
+        except PostMortemConflict as conflict:
+            return _conflict_response(conflict)
+        except IncidentError as exc:
+            return _bad(exc)
+        return Response(_postmortem_body(incident))
 
     # --- bundles --------------------------------------------------------------------------
 
@@ -358,6 +451,21 @@ class IncidentViewSet(
             return _create_bundle(request, incident=incident)
         bundles = incident.bundles.prefetch_related("artifacts").select_related("created_by")
         return Response(BundleSerializer(bundles, many=True, context={"request": request}).data)
+
+
+def _conflict_response(conflict: PostMortemConflict) -> Response:
+    """409 with the current revision and text: nothing was saved."""
+    current = conflict.current
+    return Response(
+        {
+            "detail": str(conflict),
+            "revision": current.revision,
+            "body": current.body,
+            "status": current.status,
+            "merged": conflict.merged,
+        },
+        status=status.HTTP_409_CONFLICT,
+    )
 
 
 def _postmortem_body(incident: Incident) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from artifacts import exports
-from artifacts.models import Artifact, BenchmarkRun, RunRank
+from artifacts.models import Artifact, BenchmarkRun, HostFact, RunRank
 from artifacts.parsers import PARSERS, ParseError, get_parser
 from artifacts.parsers.streams import open_decompressed
 
@@ -188,11 +188,39 @@ def environment(subject: Subject, artifacts: list[Artifact]) -> dict[str, Any]:
     for key in ("log_nccl_versions", "log_transports"):
         if key in facts:
             facts[key] = sorted(facts[key])
+    if host_facts := _host_facts(artifacts):
+        facts["host_facts"] = host_facts
     if subject.incident is not None:
         facts["cluster"] = subject.incident.cluster
         facts["hardware_profile"] = subject.incident.hardware_profile
         facts["hardware_generation"] = subject.incident.hardware_generation
     return facts
+
+
+# Hardware and software facts a vendor asks for first, as the fabric/host parsers name them.
+ENVIRONMENT_FACTS = (
+    "hardware.name", "gpu.name", "gpu.driver_version", "gpu.cuda_version", "kernel.version",
+    "nccl.version", "nccl.transports", "nccl.plugin", "nic.type", "nic.part", "nic.driver",
+    "nic.driver_version", "nic.firmware", "hca.type", "hca.firmware", "link.firmware",
+    "port.rate_gbps", "port.link_layer",
+)  # fmt: skip
+MAX_FACT_VALUES = 20
+
+
+def _host_facts(artifacts: list[Artifact]) -> dict[str, list[str]]:
+    """Distinct values of the environment facts the parsers read from the evidence files
+    (ethtool -i, nvidia-smi, ibstat, NCCL INFO, dmesg...), sorted so bundles stay
+    deterministic."""
+    values: dict[str, set[str]] = {}
+    rows = (
+        HostFact.objects.filter(artifact__in=artifacts, name__in=ENVIRONMENT_FACTS)
+        .exclude(value="")
+        .values_list("name", "value")
+        .distinct()
+    )
+    for name, value in rows:
+        values.setdefault(name, set()).add(value[:200])
+    return {name: sorted(v)[:MAX_FACT_VALUES] for name, v in sorted(values.items())}
 
 
 def parser_versions() -> dict[str, str]:
@@ -327,7 +355,7 @@ def summary_html(
             {"at": iso(i.at), "kind": i.kind, "text": _export_markdown(i.text)} for i in timeline
         ],
         "timeline_label": timeline_label,
-        "env": [(k, ", ".join(map(str, v)) if isinstance(v, list) else v) for k, v in env.items()],
+        "env": _env_rows(env),
         "charts": charts,
         "artifacts": artifact_rows,
         "postmortem": postmortem,
@@ -335,6 +363,17 @@ def summary_html(
         "css": _CSS,
     }
     return render_to_string("incidents/bundle_summary.html", context).encode()
+
+
+def _env_rows(env: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(label, value) rows of the environment table; host facts get one row per fact."""
+    rows: list[tuple[str, Any]] = []
+    for key, value in env.items():
+        if isinstance(value, dict):
+            rows += [(name, ", ".join(map(str, v))) for name, v in value.items()]
+        else:
+            rows.append((key, ", ".join(map(str, value)) if isinstance(value, list) else value))
+    return rows
 
 
 def _export_markdown(text: str) -> SafeString:

@@ -57,8 +57,14 @@ class IncidentFilterForm(forms.Form):
         required=False, choices=[("", "any status"), *Incident.Status.choices]
     )
     severity = forms.ChoiceField(required=False, choices=[("", "any"), *Severity.choices])
+    open = forms.BooleanField(required=False, label="Open only")
     tag = forms.CharField(required=False)
     owner = forms.CharField(required=False, help_text="username")
+    cluster = forms.CharField(required=False)
+    hardware_generation = forms.CharField(required=False, label="Generation")
+    vendor = forms.ChoiceField(
+        required=False, choices=[("", "any vendor"), *VendorTicket.Vendor.choices]
+    )
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
@@ -160,7 +166,7 @@ class ActionItemForm(forms.Form):
         required=False, label="Needs a verification artifact/report to close"
     )
     ticket = forms.ModelChoiceField(queryset=VendorTicket.objects.all(), required=False)
-    tracker_url = forms.URLField(required=False, label="Tracker URL")
+    tracker_url = forms.URLField(required=False, label="Tracker URL", assume_scheme="https")
 
 
 class ActionItemCloseForm(forms.Form):
@@ -176,7 +182,7 @@ class TicketForm(forms.Form):
     vendor = forms.ChoiceField(choices=VendorTicket.Vendor.choices)
     vendor_name = forms.CharField(required=False, max_length=120, help_text="for cloud/other")
     case_number = forms.CharField(required=False, max_length=80)
-    url = forms.URLField(required=False, label="Case URL")
+    url = forms.URLField(required=False, label="Case URL", assume_scheme="https")
     severity = forms.ChoiceField(choices=Severity.choices, initial=Severity.SEV3)
     status = forms.ChoiceField(choices=VendorTicket.Status.choices)
     opened_at = forms.DateTimeField(required=False, widget=forms.DateTimeInput(attrs=_DATETIME))

@@ -27,11 +27,13 @@ from .models import (
 
 
 def incidents_filtered(params: Any) -> QuerySet[Incident]:
-    """The incident list: status, severity, tag, owner (username), date range, free text."""
+    """The incident list: status, severity, tag, owner (username), cluster, hardware
+    generation, vendor of a linked ticket, detection date range, free text."""
     qs = Incident.objects.select_related("owner").prefetch_related("tags")
+    joined = False  # filters across many-to-many rows need distinct()
     if status := params.get("status"):
         qs = qs.filter(status=status)
-    elif params.get("open") in ("1", "true", "yes"):
+    elif params.get("open") in ("1", "true", "yes", "on"):
         qs = qs.exclude(status=Incident.Status.CLOSED)
     if severity := params.get("severity"):
         qs = qs.filter(severity=severity)
@@ -47,11 +49,20 @@ def incidents_filtered(params: Any) -> QuerySet[Incident]:
         qs = qs.filter(detected_at__date__gte=since)
     if until := _date(params.get("until")):
         qs = qs.filter(detected_at__date__lte=until)
+    if vendor := params.get("vendor"):
+        qs = qs.filter(vendor_tickets__vendor=vendor)
+        joined = True
     if q := (params.get("q") or "").strip():
+        # Hosts and jobs are JSON lists: a text match on them finds "which incidents hit
+        # gpu-node-07" without a join table.
         qs = qs.filter(
             Q(title__icontains=q) | Q(summary__icontains=q) | Q(impact__icontains=q)
-        ).distinct()
-    elif tag:
+            | Q(cluster__icontains=q) | Q(affected_hosts__icontains=q)
+            | Q(affected_jobs__icontains=q) | Q(tags__name__icontains=q)
+            | Q(vendor_tickets__case_number__icontains=q)
+        )  # fmt: skip
+        joined = True
+    if tag or joined:
         qs = qs.distinct()
     return qs
 

@@ -101,6 +101,33 @@ class IncidentWriteSerializer(serializers.Serializer):
             )
 
 
+class MilestoneRecordSerializer(serializers.Serializer):
+    """One lifecycle change: which time, when, who set it and how."""
+
+    milestone = serializers.CharField()
+    at = serializers.DateTimeField(allow_null=True)
+    source = serializers.CharField(help_text="manual, status (a status change) or artifact")
+    artifact = serializers.IntegerField(source="artifact_id", allow_null=True)
+    override = serializers.BooleanField(help_text="accepted although out of order")
+    note = serializers.CharField()
+    set_by = serializers.StringRelatedField()
+    recorded_at = serializers.DateTimeField()
+
+
+class MilestoneWriteSerializer(serializers.Serializer):
+    milestone = serializers.ChoiceField(choices=ALL_MILESTONES)
+    at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="null with an artifact: the artifact's evidence time; null without: clear",
+    )  # fmt: skip
+    artifact = serializers.PrimaryKeyRelatedField(
+        queryset=Artifact.objects.all(), required=False, allow_null=True,
+        help_text="derive the time from this artifact (capture time, first run, upload)",
+    )  # fmt: skip
+    override = serializers.BooleanField(required=False, default=False)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=300, default="")
+
+
 class AttachSerializer(serializers.Serializer):
     artifact_ids = serializers.ListField(child=serializers.IntegerField(), allow_empty=False)
     note = serializers.CharField(required=False, allow_blank=True, max_length=300)
@@ -138,6 +165,9 @@ class SuggestionSerializer(serializers.Serializer):
     artifact_id = serializers.IntegerField()
     run_id = serializers.IntegerField(allow_null=True)
     approximate_time = serializers.BooleanField()
+    ref_kind = serializers.CharField(help_text="finding, alert, ... (blank: the artifact/run)")
+    ref_id = serializers.CharField()
+    link_url = serializers.CharField(help_text="page of the finding or alert")
 
 
 class SuggestionDecisionSerializer(serializers.Serializer):
@@ -325,3 +355,19 @@ class VendorTicketSerializer(serializers.ModelSerializer):
 
     def get_page_url(self, ticket: VendorTicket) -> str:
         return _absolute(self, ticket.get_absolute_url())
+
+
+class PostMortemRestoreSerializer(serializers.Serializer):
+    number = serializers.IntegerField(min_value=1, help_text="the revision to restore")
+    revision = serializers.IntegerField(
+        min_value=0, help_text="the current revision you saw (a stale one gets 409)"
+    )
+
+
+class PostMortemDiffSerializer(serializers.Serializer):
+    a = serializers.IntegerField()
+    b = serializers.IntegerField()
+    lines = serializers.ListField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="[css, line]: css is add, del, hunk or same",
+    )

@@ -7,6 +7,7 @@ keyword-only, atomic, and raises ``IncidentError`` (a clear message) on bad inpu
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -316,11 +317,26 @@ def timeline_event_create(
         raise IncidentError("a timeline event needs a text")
     if at is None or timezone.is_naive(at):
         raise IncidentError("a timeline event needs a timezone-aware time")
+    _check_link(link_url)
     return TimelineEvent.objects.create(
         incident=incident, at=at, kind=kind, text=text.strip(), key=key, author=_user(by),
         artifact=artifact, run=run, ref_kind=ref_kind, ref_id=str(ref_id), link_url=link_url,
         suggestion_key=suggestion_key,
     )  # fmt: skip
+
+
+def _check_link(url: str) -> None:
+    """The link is drawn as an href: only a page of this site or an http(s) URL, never
+    ``javascript:`` or ``data:`` (the Markdown sanitizer does not see this field)."""
+    if not url:
+        return
+    if any(c.isspace() or c == "\\" for c in url):  # "/\\host" is protocol-relative in browsers
+        raise IncidentError("link_url must not contain spaces or backslashes")
+    if url.startswith("/") and not url.startswith("//"):
+        return
+    if re.match(r"https?://[^/]", url, re.IGNORECASE):
+        return
+    raise IncidentError("link_url must be a path on this site (/...) or an http(s) URL")
 
 
 @transaction.atomic
@@ -345,7 +361,9 @@ def suggestion_accept(
     text: str | None = None,
     key_event: bool = False,
 ) -> TimelineEvent:
-    """Turn a suggestion into a timeline event linked to its source artifact/run."""
+    """Turn a suggestion into a timeline event linked to its source artifact/run and, for
+    findings and baseline alerts, to the finding/alert (``ref_kind``/``ref_id``/``link_url``).
+    The event keeps the source's own time, microseconds included."""
     suggestion = _open_suggestion(incident, key)
     try:
         with transaction.atomic():
@@ -355,7 +373,8 @@ def suggestion_accept(
                 artifact=Artifact.objects.filter(pk=suggestion.artifact_id).first(),
                 run=BenchmarkRun.objects.filter(pk=suggestion.run_id).first()
                 if suggestion.run_id else None,
-                ref_kind=suggestion.source, suggestion_key=suggestion.key,
+                ref_kind=suggestion.ref_kind or suggestion.source, ref_id=suggestion.ref_id,
+                link_url=suggestion.link_url, suggestion_key=suggestion.key,
             )  # fmt: skip
             SuggestionDecision.objects.create(
                 incident=incident, key=key, decision=SuggestionDecision.Decision.ACCEPTED,

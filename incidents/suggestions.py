@@ -1,35 +1,40 @@
-"""Timeline suggestions from an incident's evidence: one function per evidence kind.
+"""Timeline suggestions from an incident's evidence: one function per evidence source.
 
 A suggester takes an artifact and yields ``Suggestion``s; ``SUGGESTERS`` maps an artifact
-kind to its suggesters ("*" applies to every artifact). Adding a kind (counter findings,
-regression alerts, ...) is one function and one line in the dict. Keys are stable across
-re-parses (they name the artifact by sha256 and the item by its position in the file), so a
-decision taken on a suggestion sticks.
+kind to its suggesters ("*" applies to every artifact). Adding a source is one function and
+one line in the dict. Keys are stable across re-parses and re-evaluations (they name the
+artifact by sha256 and the item by its position in the file, or by the fingerprint the
+findings and baselines apps keep stable), so a decision taken on a suggestion sticks.
+
+Sources: capture/upload times (every artifact), failed nccl-tests runs, NCCL WARNs and
+PyTorch watchdog errors (nccl_debug), kernel events such as Xids (dmesg), counter and fabric
+findings (every kind the findings pass evaluates) and baseline regression alerts on the
+artifact's runs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
-from django.core.cache import cache
+from django.db.models import Q
 
-from artifacts.models import Artifact
-from artifacts.parsers import ParseError, get_parser
-from artifacts.parsers.streams import open_decompressed
+from artifacts.fabric.services import FINDINGS_KINDS
+from artifacts.models import Artifact, Finding, LogEvent
 from artifacts.times import aware_datetime
+from baselines.models import Alert
 
 if TYPE_CHECKING:
     from .models import Incident
 
 log = logging.getLogger(__name__)
 
-# NCCL debug-log event kinds worth a timeline entry; communicator init/destroy lines are
-# routine and would drown the rest.
+# Log event kinds worth a timeline entry, with the timeline kind they get. Communicator
+# init/destroy lines are routine and would drown the rest.
 NCCL_EVENT_KINDS = {
     "nccl_warn": "alert",
     "comm_abort": "alert",
@@ -40,8 +45,25 @@ NCCL_EVENT_KINDS = {
     "dist_backend_error": "alert",
     "watchdog_stuck": "alert",
 }
+KERNEL_EVENT_KINDS = {
+    "xid": "alert",
+    "sxid": "alert",
+    "gpu_off_bus": "alert",
+    "pcie_aer": "alert",
+    "nic_link": "alert",
+    "oom_kill": "alert",
+}
+# Fabric Manager warnings are routine enough to skip; its errors and NVSwitch/NVLink faults are not.
+FABRIC_MANAGER_EVENT_KINDS = {
+    "fm_nvswitch_fatal": "alert",
+    "fm_nvswitch_non_fatal": "alert",
+    "fm_nvlink_failure": "alert",
+    "fm_error": "alert",
+}
+LOG_EVENT_KINDS = {**NCCL_EVENT_KINDS, **KERNEL_EVENT_KINDS, **FABRIC_MANAGER_EVENT_KINDS}
+# Which log a kind's events come from: the suggestion key prefix and source name.
+LOG_SOURCES = {"dmesg": ("log", "dmesg"), "fabric_manager": ("fm", "fabric_manager")}
 MAX_PER_ARTIFACT = 100
-EVENT_CACHE_SECONDS = 3600
 
 
 @dataclass(frozen=True)
@@ -50,10 +72,14 @@ class Suggestion:
     at: datetime
     kind: str  # a TimelineEvent.Kind value
     text: str
-    source: str  # what produced it, e.g. "nccl_debug"
+    source: str  # what produced it, e.g. "nccl_debug", "finding", "baseline_alert"
     artifact_id: int
     run_id: int | None = None
     approximate_time: bool = False  # the source had no timestamp; the artifact's time is used
+    # What the accepted event links to besides the artifact/run (TimelineEvent.ref_*).
+    ref_kind: str = ""
+    ref_id: str = ""
+    link_url: str = ""
 
 
 Suggester = Callable[[Artifact], Iterable[Suggestion]]
@@ -84,6 +110,8 @@ def from_artifact_times(artifact: Artifact) -> Iterator[Suggestion]:
 def from_failed_runs(artifact: Artifact) -> Iterator[Suggestion]:
     """nccl-tests runs that failed (errors) or stopped before their footer."""
     tag = artifact.sha256[:16]
+    # The loader falls back to the artifact's capture/upload time when the run printed none.
+    fallback_times = {artifact.captured_at, artifact.uploaded_at}
     for run in artifact.runs.all():
         what = f"{run.collective or run.benchmark} on {run.nranks or '?'} ranks"
         if run.errors:
@@ -102,16 +130,21 @@ def from_failed_runs(artifact: Artifact) -> Iterator[Suggestion]:
             source="nccl_tests",
             artifact_id=artifact.pk,
             run_id=run.pk,
+            approximate_time=run.measured_at in fallback_times,
         )
 
 
-def from_nccl_debug_events(artifact: Artifact) -> Iterator[Suggestion]:
-    """NCCL WARNs, aborts and PyTorch watchdog timeouts with their own timestamps."""
+def from_log_events(artifact: Artifact) -> Iterator[Suggestion]:
+    """NCCL WARNs, aborts, PyTorch watchdog timeouts and kernel events (Xid, NIC link,
+    AER, OOM) with their own timestamps, sub-second when the line had them."""
     tag = artifact.sha256[:16]
+    prefix, source = LOG_SOURCES.get(artifact.kind, ("nccl", "nccl_debug"))
     fallback = artifact.captured_at or artifact.uploaded_at
     count = 0
-    for event in nccl_debug_events(artifact):
-        timeline_kind = NCCL_EVENT_KINDS.get(str(event.get("kind")))
+    for event in logged_events(artifact):
+        kind = str(event.get("kind"))
+        details = event.get("details") or {}
+        timeline_kind = _timeline_kind(kind, details)
         if timeline_kind is None:
             continue
         at, approximate = _event_time(event.get("time"), fallback)
@@ -123,17 +156,17 @@ def from_nccl_debug_events(artifact: Artifact) -> Iterator[Suggestion]:
             )
             if part
         )
-        repeats = (event.get("details") or {}).get("repeats", 1)
-        text = f"{_EVENT_LABELS.get(event['kind'], event['kind'])}{' ' + where if where else ''}: "
-        text += f"`{str(event.get('text', ''))[:400]}`"
+        repeats = details.get("repeats", 1)
+        text = f"{_event_label(kind, details)}{' ' + where if where else ''}: "
+        text += f"`{_code_span(str(event.get('text', ''))[:400])}`"
         if repeats and repeats > 1:
             text += f" (repeated {repeats} times)"
         yield Suggestion(
-            key=f"nccl:{tag}:{event.get('line', count)}:{event['kind']}",
+            key=f"{prefix}:{tag}:{event.get('line', count)}:{kind}",
             at=at,
             kind=timeline_kind,
             text=text,
-            source="nccl_debug",
+            source=source,
             artifact_id=artifact.pk,
             approximate_time=approximate,
         )
@@ -142,54 +175,128 @@ def from_nccl_debug_events(artifact: Artifact) -> Iterator[Suggestion]:
             return
 
 
-_EVENT_LABELS = {
-    "nccl_warn": "NCCL WARN",
-    "comm_abort": "NCCL communicator aborted",
-    "watchdog_timeout": "PyTorch watchdog timeout",
-    "watchdog_exception": "PyTorch watchdog exception",
-    "work_timeout": "NCCL work timeout",
-    "nccl_error": "NCCL error",
-    "dist_backend_error": "DistBackendError",
-    "watchdog_stuck": "Watchdog stuck",
-}
+def from_findings(artifact: Artifact) -> Iterator[Suggestion]:
+    """Counter and fabric findings (PFC pause storms, ports down, Xids, socket fallback...)
+    of the artifact, or of a later upload whose rates were paired with it."""
+    findings = (
+        Finding.objects.filter(Q(artifact=artifact) | Q(related_artifacts=artifact))
+        .select_related("artifact")
+        .distinct()
+        .order_by("observed_at", "id")[:MAX_PER_ARTIFACT]
+    )
+    for finding in findings:
+        where = " ".join(p for p in (finding.host, finding.device) if p)
+        text = f"**{finding.get_severity_display()} finding**: {finding.title}"
+        if where and where not in finding.title:
+            text += f" ({where})"
+        text += f". {_first_sentence(finding.explanation)}"
+        # The fingerprint is what the findings pass keeps stable across re-evaluations.
+        name = f"{finding.artifact.sha256[:16]}:{finding.rule}:{_digest(finding.fingerprint)}"
+        source = finding.artifact
+        # Rules without a time of their own fall back to the upload time: say so.
+        approximate = source.captured_at is None and finding.observed_at == source.uploaded_at
+        yield Suggestion(
+            key=f"finding:{name}",
+            at=finding.observed_at,
+            approximate_time=approximate,
+            kind="observation" if finding.severity == Finding.Severity.INFO else "alert",
+            text=text,
+            source="finding",
+            artifact_id=finding.artifact_id,
+            ref_kind="finding",
+            ref_id=str(finding.pk),
+            link_url=finding.get_absolute_url(),
+        )
+
+
+def from_baseline_alerts(artifact: Artifact) -> Iterator[Suggestion]:
+    """Baseline regression (and variance/improvement) alerts raised on the artifact's runs.
+
+    One suggestion per run, change and alert kind: a change that regressed seven message
+    sizes of one run is one moment on the timeline, described by its worst alert.
+    """
+    runs = {run.pk: run for run in artifact.runs.all()}  # prefetched: no query without runs
+    if not runs:
+        return
+    alerts = (
+        Alert.objects.filter(run_id__in=runs)
+        .exclude(status=Alert.Status.INVALID)  # triaged as noise: not worth a timeline entry
+        .select_related("series", "summary")
+        .order_by("measured_at", "id")
+    )
+    groups: dict[tuple[int, int, str], list[Alert]] = {}
+    for alert in alerts[: MAX_PER_ARTIFACT * 10]:
+        groups.setdefault((alert.run_id, alert.summary_id, alert.kind), []).append(alert)
+    for (run_id, _, kind), group in list(groups.items())[:MAX_PER_ARTIFACT]:
+        worst = max(group, key=lambda a: abs(a.magnitude_pct))
+        series, summary, run = worst.series, worst.summary, runs[run_id]
+        text = (
+            f"**Baseline {worst.get_kind_display()}** {worst.magnitude_pct:+.1f}% on "
+            f"{series.identity_text()}"
+        )
+        if worst.value_before is not None and worst.value_after is not None:
+            text += f" ({worst.value_before:.1f} → {worst.value_after:.1f} {series.unit})"
+        if len(group) > 1:
+            low, high = sorted(
+                (min(a.magnitude_pct for a in group), max(a.magnitude_pct for a in group))
+            )
+            text += f", and [{len(group) - 1} more series]({summary.get_absolute_url()}) "
+            text += f"({low:+.1f}% to {high:+.1f}%)"
+        if summary.change_text:
+            text += f" after {summary.change_text}"
+        text += f"; alert status: {worst.get_status_display()}"
+        yield Suggestion(
+            # The summary key names the change; the run is named by its place in the file,
+            # which a re-parse keeps (alerts are re-pointed at the new run rows).
+            key=f"alert:{artifact.sha256[:16]}:{run.index}:{kind}:{_digest(summary.key)}",
+            at=worst.measured_at,
+            kind="observation" if kind == Alert.Kind.IMPROVEMENT else "alert",
+            text=text,
+            source="baseline_alert",
+            artifact_id=artifact.pk,
+            run_id=run_id,
+            ref_kind="alert",
+            ref_id=str(worst.pk),
+            link_url=worst.get_absolute_url(),
+        )
+
 
 SUGGESTERS: dict[str, list[Suggester]] = {
-    "*": [from_artifact_times],
-    "nccl_tests": [from_failed_runs],
-    "nccl_debug": [from_nccl_debug_events],
+    "*": [from_artifact_times, from_baseline_alerts],
+    "nccl_tests": [from_failed_runs, from_log_events],
+    "nccl_debug": [from_log_events],
+    "dmesg": [from_log_events],
+    "fabric_manager": [from_log_events],
 }
+for _kind in sorted(FINDINGS_KINDS):  # every kind the findings pass evaluates
+    SUGGESTERS.setdefault(_kind, []).append(from_findings)
 
 
-def nccl_debug_events(artifact: Artifact) -> list[dict[str, Any]]:
-    """The parsed events of an nccl_debug artifact.
+def logged_events(artifact: Artifact) -> list[dict[str, Any]]:
+    """The timeline-worthy log events of an artifact, as dicts.
 
-    Taken from ``Artifact.summary["events"]`` when the parser stored them there; otherwise
-    the stored file is parsed again (cached per sha256 and parser version).
+    From ``Artifact.summary["events"]`` when a parser stored them there, else from the
+    ``LogEvent`` rows the loaders wrote (nccl_debug, dmesg, fabric_manager, and nccl-tests
+    output run with ``NCCL_DEBUG``, which the parse reads a second time: see
+    ``artifacts.services.ALSO_PARSE``). A page view never reads the stored file.
     """
     if isinstance(artifact.summary.get("events"), list):
         return artifact.summary["events"]
-    if artifact.status != Artifact.Status.PARSED:
-        return []
-    cache_key = f"incidents:nccl-events:{artifact.sha256}:{artifact.parser_version}"
-    cached = cache.get(cache_key)
-    if cached is not None:
-        return cached
-    try:
-        parser = get_parser(artifact.kind)
-        with artifact.file.open("rb") as raw:
-            stream = open_decompressed(
-                raw,
-                compressed_size=artifact.size,
-                max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
-                max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
-            )
-            result = parser.parse(stream)
-    except (ParseError, OSError) as exc:
-        log.warning("no suggestions from artifact %s: %s", artifact.pk, exc)
-        return []
-    events = [_event_dict(e) for e in getattr(result, "events", ())]
-    cache.set(cache_key, events, EVENT_CACHE_SECONDS)
-    return events
+    rows = [
+        {
+            "kind": e.kind,
+            "time": e.time,
+            "host": e.host,
+            "rank": e.rank,
+            "text": e.text,
+            "line": e.line,
+            "details": e.extra,
+        }
+        for e in LogEvent.objects.filter(artifact=artifact, kind__in=LOG_EVENT_KINDS).order_by(
+            "line", "id"
+        )[: MAX_PER_ARTIFACT * 2]
+    ]
+    return rows
 
 
 def suggestions_for(incident: Incident, *, include_decided: bool = False) -> list[Suggestion]:
@@ -212,22 +319,70 @@ def suggestion_by_key(incident: Incident, key: str) -> Suggestion | None:
     return next((s for s in suggestions_for(incident, include_decided=True) if s.key == key), None)
 
 
-def _event_time(text: Any, fallback: datetime) -> tuple[datetime, bool]:
-    if text:
+_EVENT_LABELS = {
+    "nccl_warn": "NCCL WARN",
+    "comm_abort": "NCCL communicator aborted",
+    "watchdog_timeout": "PyTorch watchdog timeout",
+    "watchdog_exception": "PyTorch watchdog exception",
+    "work_timeout": "NCCL work timeout",
+    "nccl_error": "NCCL error",
+    "dist_backend_error": "DistBackendError",
+    "watchdog_stuck": "Watchdog stuck",
+    "sxid": "NVSwitch SXid",
+    "gpu_off_bus": "GPU fell off the bus",
+    "pcie_aer": "PCIe AER error",
+    "oom_kill": "OOM kill",
+    "fm_nvswitch_fatal": "Fabric Manager: fatal NVSwitch error",
+    "fm_nvswitch_non_fatal": "Fabric Manager: NVSwitch error",
+    "fm_nvlink_failure": "Fabric Manager: NVLink failure",
+    "fm_error": "Fabric Manager error",
+}
+
+
+def _timeline_kind(kind: str, details: dict[str, Any]) -> str | None:
+    """The timeline kind of a log event; None for routine ones. A link coming back up or a
+    corrected PCIe error is worth noting, not an alert."""
+    timeline_kind = LOG_EVENT_KINDS.get(kind)
+    if kind == "nic_link" and str(details.get("state", "")).lower() in ("up", "active"):
+        return "observation"
+    if kind == "pcie_aer" and str(details.get("severity", "")).lower().startswith("corrected"):
+        return "observation"
+    return timeline_kind
+
+
+def _event_label(kind: str, details: dict[str, Any]) -> str:
+    if kind == "xid":
+        return f"GPU Xid {details.get('xid', '?')}" + (
+            f" on {details['device']}" if details.get("device") else ""
+        )
+    if kind == "nic_link":
+        return f"NIC {details.get('device') or ''} link {details.get('state') or 'change'}".replace(
+            "  ", " "
+        )
+    return _EVENT_LABELS.get(kind, kind)
+
+
+def _event_time(value: Any, fallback: datetime) -> tuple[datetime, bool]:
+    if isinstance(value, datetime):
+        return value, False
+    if value:
         try:
-            return aware_datetime(str(text)), False
+            return aware_datetime(str(value)), False
         except ValueError:
             pass
     return fallback, True
 
 
-def _event_dict(event: Any) -> dict[str, Any]:
-    return {
-        "kind": event.kind,
-        "time": event.time,
-        "host": event.host,
-        "rank": event.rank,
-        "text": event.text,
-        "line": getattr(event, "line", None),
-        "details": dict(getattr(event, "details", {}) or {}),
-    }
+def _digest(text: str) -> str:
+    """A short stable name for a long fingerprint (decision keys are at most 200 chars)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _first_sentence(text: str, limit: int = 300) -> str:
+    head = text.strip().split(". ", 1)[0].rstrip(".")
+    return (head[: limit - 1] + "…" if len(head) > limit else head) + "."
+
+
+def _code_span(text: str) -> str:
+    # A backtick inside a log line would end the Markdown code span early.
+    return text.replace("`", "'")

@@ -10,7 +10,7 @@ class KnowledgeConfig(AppConfig):
 
         from artifacts.models import Artifact
 
-        from . import citations, indexing  # noqa: F401 - registers citation kinds and sources
+        from . import citations, evidence_kinds, indexing, sources  # noqa: F401 - registries
 
         post_save.connect(
             indexing.artifact_saved, sender=Artifact, dispatch_uid="kb-index-artifact"
@@ -18,3 +18,5 @@ class KnowledgeConfig(AppConfig):
         post_delete.connect(
             indexing.artifact_deleted, sender=Artifact, dispatch_uid="kb-unindex-artifact"
         )
+        sources.connect()  # incidents, post-mortems, vendor tickets (when installed)
+        evidence_kinds.register()  # pages cite incidents, findings and reports

@@ -82,6 +82,10 @@ class PageForm(forms.Form):
         min_value=0, max_value=3650, initial=DEFAULT_VERIFY_INTERVAL_DAYS,
         label="Verify every (days)", help_text="0: never expires",
     )  # fmt: skip
+    aliases = forms.CharField(
+        required=False, label="Also at",
+        help_text="other slugs that lead here, comma-separated (e.g. a findings rule's topic)",
+    )  # fmt: skip
     message = forms.CharField(required=False, max_length=300, label="What changed")
     base_revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
@@ -150,6 +154,7 @@ class PageForm(forms.Form):
             "settings": settings_yaml(page.settings),
             "verify_interval_days": page.verify_interval_days,
             "base_revision": page.revision,
+            "aliases": ", ".join(page.aliases.values_list("slug", flat=True)),
         }
         for dim in appl.RANGE_DIMENSIONS:
             initial[f"range_{dim}"] = spec.get(dim, "")

@@ -7,6 +7,7 @@
     topic: network
     status: published
     owner: alice            # a username; unknown users are dropped with a warning
+    aliases: [roce-ecn-dcqcn]   # other slugs that lead to the page (e.g. findings topics)
     tags: [roce, pfc, ecn]
     verify_interval_days: 180
     applies_to:
@@ -33,19 +34,22 @@ from typing import Any, Literal
 
 import yaml
 from django.contrib.auth import get_user_model
+from django.db import transaction
 
 from .applicability import DIMENSIONS
 from .models import CONTENT_FIELDS, DEFAULT_VERIFY_INTERVAL_DAYS, Page
 from .services import (
     PageError,
     RevisionConflict,
+    alias_slugs,
     clean_content,
     normalize_body,
     page_create,
+    page_set_aliases,
     page_update,
 )
 
-FRONT_MATTER_KEYS = ("title", "slug", "type", "topic", "status", "owner", "tags",
+FRONT_MATTER_KEYS = ("title", "slug", "type", "topic", "status", "owner", "aliases", "tags",
                      "verify_interval_days", "applies_to", "settings")  # fmt: skip
 MAX_IMPORT_BYTES = 2 * 1024 * 1024
 _SETTING_KEYS = ("kind", "scope", "name", "value", "note")
@@ -77,6 +81,8 @@ def export_page(page: Page) -> str:
     }
     if page.owner_id:
         meta["owner"] = page.owner.get_username()
+    if aliases := sorted(a.slug for a in page.aliases.all()):
+        meta["aliases"] = aliases
     meta["tags"] = list(page.tags or [])
     meta["verify_interval_days"] = page.verify_interval_days
     # Fixed key orders: PostgreSQL's jsonb does not keep the order things were written in.
@@ -94,6 +100,7 @@ class ParsedPage:
     content: dict[str, Any]
     owner: str = ""
     warnings: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
 
 
 def parse_page(text: str, *, default_slug: str = "") -> ParsedPage:
@@ -133,7 +140,16 @@ def parse_page(text: str, *, default_slug: str = "") -> ParsedPage:
     slug = str(meta.get("slug") or default_slug).strip()
     if not slug:
         raise PageFileError("no slug in the front matter")
-    return ParsedPage(slug=slug, content=content, owner=str(meta.get("owner") or ""))
+    raw_aliases = meta.get("aliases") or []
+    if not isinstance(raw_aliases, list):
+        raise PageFileError("aliases must be a list of slugs, e.g. [roce-ecn-dcqcn]")
+    try:
+        aliases = alias_slugs(raw_aliases)  # clashes with other pages are checked on import
+    except PageError as exc:
+        raise PageFileError(str(exc)) from None
+    return ParsedPage(
+        slug=slug, content=content, owner=str(meta.get("owner") or ""), aliases=aliases
+    )
 
 
 Mode = Literal["skip", "update", "loader"]
@@ -164,10 +180,16 @@ def page_import(text: str, *, by: Any, mode: Mode = "update", default_slug: str 
     message = f"{LOADER_MESSAGE}: {origin}" if mode == "loader" else f"Imported {origin}".strip()
     try:
         if existing is None:
-            page = page_create(by=by, slug=parsed.slug, owner=owner, message=message,
-                               **parsed.content)  # fmt: skip
+            with transaction.atomic():
+                page = page_create(by=by, slug=parsed.slug, owner=owner, message=message,
+                                   **parsed.content)  # fmt: skip
+                page_set_aliases(page=page, aliases=parsed.aliases)
             return ImportOutcome(parsed.slug, "created", f"{parsed.slug}: created", page)
         if existing.content() == parsed.content:
+            if mode != "skip" and page_set_aliases(page=existing, aliases=parsed.aliases):
+                return ImportOutcome(
+                    parsed.slug, "updated", f"{parsed.slug}: aliases updated", existing
+                )
             return ImportOutcome(parsed.slug, "unchanged", f"{parsed.slug}: unchanged", existing)
         if mode == "skip":
             return ImportOutcome(
@@ -184,8 +206,10 @@ def page_import(text: str, *, by: Any, mode: Mode = "update", default_slug: str 
         changes = dict(parsed.content)
         if owner is not None:
             changes["owner"] = owner
-        page = page_update(page=existing, base_revision=existing.revision, by=by,
-                           message=message, **changes)  # fmt: skip
+        with transaction.atomic():
+            page = page_update(page=existing, base_revision=existing.revision, by=by,
+                               message=message, **changes)  # fmt: skip
+            page_set_aliases(page=page, aliases=parsed.aliases)
         return ImportOutcome(parsed.slug, "updated", f"{parsed.slug}: updated to revision "
                              f"{page.revision}", page)  # fmt: skip
     except (PageError, RevisionConflict) as exc:

@@ -13,6 +13,7 @@ from typing import Any
 from artifacts.models import Artifact
 
 from .applicability import gpu_model
+from .embeds import strip_shortcodes
 from .models import Page
 from .search import SearchDocument, index_document, markdown_text, register_source, remove_document
 
@@ -21,7 +22,7 @@ _PROGRESS_ONLY = frozenset({"progress_bytes", "progress_total", "status", "parse
 
 
 def page_document(page: Page) -> SearchDocument:
-    parts = [markdown_text(page.body), " ".join(page.tags or [])]
+    parts = [markdown_text(strip_shortcodes(page.body)), " ".join(page.tags or [])]
     for setting in page.parsed_settings:
         parts.append(" ".join(filter(None, [setting.name, setting.value, setting.note])))
     parts += [f"{b.label} {b.text}" for b in page.badges]

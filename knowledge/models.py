@@ -221,3 +221,41 @@ class SearchEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.key}"
+
+
+class PageEmbed(models.Model):
+    """Evidence drawn inside a page's body: ``{{chart run=12}}`` is saved as ``pin=<this id>``.
+
+    The shortcode kinds and their rendering are the post-mortems' registry
+    (incidents/embeds.py; reports add ``{{report id=..}}``); this row is the page's own copy
+    of what was pinned, so a re-parse or a deleted run never changes what the page shows.
+    """
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="embeds")
+    kind = models.CharField(max_length=20)
+    params = models.JSONField(default=dict)
+    pinned = models.JSONField(default=dict)
+    snapshot = models.JSONField(default=dict)
+    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.kind} embed {self.pk} on page {self.page_id}"
+
+
+class PageAlias(models.Model):
+    """Another slug under which a page is found: ``/kb/<alias>/`` redirects to the page.
+
+    Topic names that other code links to (a findings rule's ``kb`` topic, an old slug after a
+    rename) resolve to the page that covers them, without the linking code knowing its slug.
+    """
+
+    slug = models.SlugField(max_length=120, unique=True)
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="aliases")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return f"{self.slug} -> page {self.page_id}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -175,6 +176,56 @@ def run_facts(run: BenchmarkRun) -> dict[str, str]:
     return appl.normalize_facts(facts)
 
 
+# HardwareProfile.fabric values (baselines) -> knowledge fabric names (applicability.FABRICS)
+PROFILE_FABRICS = {"roce_v2": "roce", "infiniband": "infiniband"}
+
+
+def profile_facts(profile: Any) -> dict[str, str]:
+    """What a baselines.HardwareProfile says about hardware (it knows no software versions)."""
+    facts = {
+        "gpu": profile.gpu_model or profile.gpu_match,
+        "nic": profile.nic_model,
+        "fabric": PROFILE_FABRICS.get(profile.fabric, ""),
+    }
+    return appl.normalize_facts(facts)
+
+
+def incident_facts(incident: Any) -> dict[str, str]:
+    """An incident's hardware: its generation, and its profile's facts when it names one."""
+    facts: dict[str, str] = {}
+    if name := (incident.hardware_profile or "").strip():
+        profile = _profile_named(name)
+        if profile is not None:
+            facts.update(profile_facts(profile))
+    if incident.hardware_generation:
+        facts["gpu"] = incident.hardware_generation
+    return appl.normalize_facts(facts)
+
+
+def _profile_named(name: str) -> Any:
+    from django.apps import apps
+
+    try:
+        model = apps.get_model("baselines", "HardwareProfile")
+    except LookupError:
+        return None
+    return model._default_manager.filter(Q(slug=name) | Q(name__iexact=name)).first()
+
+
+def subject_facts(subject: Any) -> dict[str, str]:
+    """Facts of a run, hardware profile or incident (``{% applicable_pages subject %}``)."""
+    label = getattr(getattr(subject, "_meta", None), "label", "")
+    if isinstance(subject, BenchmarkRun):
+        return run_facts(subject)
+    if label == "baselines.HardwareProfile":
+        return profile_facts(subject)
+    if label == "incidents.Incident":
+        return incident_facts(subject)
+    if isinstance(subject, Mapping):
+        return appl.normalize_facts(subject)
+    return {}
+
+
 def pages_citing(
     kind: str, object_id: Any, *, pinned: Mapping[str, Any] | None = None
 ) -> QuerySet[Page]:
@@ -185,6 +236,21 @@ def pages_citing(
         condition |= Q(kind=kind, **{f"pinned__{k}": v for k, v in pinned.items()})
     page_ids = Citation.objects.filter(condition).values("page_id")
     return Page.objects.filter(pk__in=page_ids).order_by("title")
+
+
+def pages_citing_page(page: Page) -> list[Page]:
+    """The "cited by pages" list: pages citing ``page`` as evidence, or linking to it in their text
+    (``[see](/kb/slug/)``); one query each, link matches checked exactly in Python."""
+    cited = list(pages_citing("page", page.pk))
+    pattern = re.compile(rf"/kb/{re.escape(page.slug)}(?![A-Za-z0-9_-])")
+    linking = (
+        Page.objects.filter(body__contains=f"/kb/{page.slug}")
+        .exclude(pk=page.pk)
+        .exclude(pk__in=[p.pk for p in cited])
+        .only("id", "slug", "title", "body")
+    )
+    found = cited + [p for p in linking if pattern.search(p.body)]
+    return sorted(found, key=lambda p: (p.title.lower(), p.pk))
 
 
 def pages_citing_run(run: BenchmarkRun) -> QuerySet[Page]:

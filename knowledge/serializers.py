@@ -7,9 +7,8 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from perfhub.markdown import render_markdown
-
 from .citations import KINDS
+from .embeds import page_html
 from .models import DEFAULT_VERIFY_INTERVAL_DAYS, Page, PageRevision, PageStatus, PageType, Topic
 from .querysets import page_freshness
 
@@ -117,12 +116,17 @@ class PageListSerializer(serializers.ModelSerializer):
 class PageDetailSerializer(PageListSerializer):
     html = serializers.SerializerMethodField(help_text="the body as sanitized HTML")
     citations = serializers.SerializerMethodField()
+    aliases = serializers.SerializerMethodField(help_text="other slugs that redirect here")
 
     class Meta(PageListSerializer.Meta):
-        fields = [*PageListSerializer.Meta.fields, "body", "html", "settings", "citations"]
+        fields = [*PageListSerializer.Meta.fields, "body", "html", "settings", "citations",
+                  "aliases"]  # fmt: skip
+
+    def get_aliases(self, page: Page) -> list[str]:
+        return sorted(a.slug for a in page.aliases.all())
 
     def get_html(self, page: Page) -> str:
-        return str(render_markdown(page.body))
+        return str(page_html(page.body, page))
 
     def get_citations(self, page: Page) -> list[dict[str, Any]]:
         return [

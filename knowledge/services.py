@@ -22,12 +22,14 @@ from django.utils.text import slugify
 from . import applicability as appl
 from . import recipes
 from .citations import CitationError, get_kind, resolve_all
+from .embeds import PageEmbedError, pin_body
 from .indexing import page_document
 from .models import (
     CONTENT_FIELDS,
     DEFAULT_VERIFY_INTERVAL_DAYS,
     Citation,
     Page,
+    PageAlias,
     PageRevision,
     PageStatus,
     PageType,
@@ -203,6 +205,8 @@ def page_create(
             raise PageError({"slug": [f"{slug!r} is reserved; choose another slug."]})
         if Page.objects.filter(slug=slug).exists():
             raise PageError({"slug": [f"A page with slug {slug!r} already exists."]})
+        if alias := PageAlias.objects.filter(slug=slug).select_related("page").first():
+            raise PageError({"slug": [f"{slug!r} is an alias of '{alias.page.title}'."]})
     try:
         with transaction.atomic():
             page = Page(
@@ -215,6 +219,10 @@ def page_create(
             )
             _denormalise(page)
             page.save()
+            pinned_body = _pinned(page, page.body, by=by)  # embeds need the page's id
+            if pinned_body != page.body:
+                page.body = pinned_body
+                page.save(update_fields=["body"])
             _snapshot(page, by=by, message=message or "Created")
             index_document(page_document(page))
     except IntegrityError:  # the same slug, created a moment ago by someone else
@@ -236,6 +244,8 @@ def page_update(
         locked = Page.objects.select_for_update().get(pk=page.pk)
         if locked.revision != int(base_revision):
             raise RevisionConflict(locked, int(base_revision))
+        if "body" in cleaned:
+            cleaned["body"] = _pinned(locked, cleaned["body"], by=by)
         changed = {k: v for k, v in cleaned.items() if getattr(locked, k) != v}
         if owner_given and locked.owner_id != getattr(owner, "pk", None):
             locked.owner = owner
@@ -275,6 +285,52 @@ def page_restore(
         )
         index_document(page_document(locked))
     return locked
+
+
+MAX_ALIASES = 20
+
+
+def alias_slugs(raw: Any) -> list[str]:
+    """Well-formed alias slugs (sorted, unique), without asking the database."""
+    items = raw.split(",") if isinstance(raw, str) else list(raw or [])
+    aliases = sorted({str(a).strip().lower() for a in items if str(a).strip()})
+    problems: list[str] = []
+    for alias in aliases:
+        if not _SLUG.match(alias) or len(alias) > 120:
+            problems.append(f"{alias!r}: lower-case letters, digits and single hyphens only.")
+        elif alias in RESERVED_SLUGS:
+            problems.append(f"{alias!r} is reserved.")
+    if len(aliases) > MAX_ALIASES:
+        problems.append(f"At most {MAX_ALIASES} aliases.")
+    if problems:
+        raise PageError({"aliases": problems})
+    return aliases
+
+
+def clean_aliases(raw: Any, *, page: Page | None = None) -> list[str]:
+    """Alias slugs that are well formed and free; raises PageError saying what is wrong."""
+    aliases = alias_slugs(raw)
+    problems: list[str] = []
+    own = page.pk if page is not None else None
+    taken = Page.objects.filter(slug__in=aliases).exclude(pk=own).values_list("slug", flat=True)
+    problems += [f"{slug!r} is the slug of another page." for slug in taken]
+    other = PageAlias.objects.filter(slug__in=aliases).exclude(page_id=own).select_related("page")
+    problems += [f"{a.slug!r} is already an alias of '{a.page.title}'." for a in other]
+    if problems:
+        raise PageError({"aliases": problems})
+    return [a for a in aliases if page is None or a != page.slug]
+
+
+def page_set_aliases(*, page: Page, aliases: Any) -> bool:
+    """Make ``aliases`` the page's alias slugs; True when that changed anything."""
+    wanted = set(clean_aliases(aliases, page=page))
+    with transaction.atomic():
+        have = set(PageAlias.objects.filter(page=page).values_list("slug", flat=True))
+        if wanted == have:
+            return False
+        PageAlias.objects.filter(page=page).exclude(slug__in=wanted).delete()
+        PageAlias.objects.bulk_create([PageAlias(page=page, slug=s) for s in wanted - have])
+    return True
 
 
 def page_delete(*, page: Page) -> None:
@@ -393,6 +449,13 @@ def _denormalise(page: Page) -> None:
     page.nic_index = _bars(spec.get("nic", []), 300)
     page.fabric_index = _bars(spec.get("fabric", []), 100)
     page.tag_index = _bars(page.tags or [], 500)
+
+
+def _pinned(page: Page, body: str, *, by: Any) -> str:
+    try:
+        return pin_body(page, body, by=by)
+    except PageEmbedError as exc:
+        raise PageError({"body": [str(exc)]}) from exc
 
 
 def _bars(values: Iterable[str], limit: int) -> str:

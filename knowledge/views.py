@@ -9,6 +9,7 @@ import pandas as pd
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -16,7 +17,6 @@ from django.views.decorators.http import require_POST
 
 from artifacts import exports
 from artifacts.models import BenchmarkRun
-from perfhub.markdown import render_markdown
 from perfhub.roles import can_edit
 from reports.figures import bandwidth_curve
 
@@ -24,14 +24,15 @@ from . import applicability as appl
 from . import recipes
 from .citations import CitationError, backlinks, resolve_all
 from .diffs import field_changes, text_diff
+from .embeds import has_shortcodes, page_html
 from .forms import CiteForm, ImportForm, PageFilterForm, PageForm, SearchForm, VerifyForm
 from .importexport import PageFileError, export_page, export_zip, markdown_files, page_import
-from .models import Page, PageRevision, PageType, Topic
+from .models import Page, PageAlias, PageRevision, PageType, Topic
 from .querysets import (
     filter_options,
     known_versions,
     page_freshness,
-    pages_citing,
+    pages_citing_page,
     pages_filtered,
     stale_pages_by_owner,
     with_freshness,
@@ -44,6 +45,7 @@ from .services import (
     citation_remove,
     page_create,
     page_restore,
+    page_set_aliases,
     page_update,
     page_verify,
 )
@@ -124,7 +126,10 @@ def stale_pages(request: HttpRequest) -> HttpResponse:
 
 
 def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
-    page = get_object_or_404(Page.objects.select_related("owner", "updated_by"), slug=slug)
+    page = Page.objects.select_related("owner", "updated_by").filter(slug=slug).first()
+    if page is None:  # an alias (a findings rule's topic, an old slug): go to the page
+        alias = get_object_or_404(PageAlias.objects.select_related("page"), slug=slug)
+        return redirect(alias.page)
     dims = [d for d in appl.RANGE_DIMENSIONS if (page.applies_to or {}).get(d)]
     known = known_versions(dims)
     cited = resolve_all(list(page.citations.select_related("added_by")))
@@ -133,7 +138,8 @@ def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "knowledge/page_detail.html",
         {
             "page": page,
-            "html": render_markdown(page.body),
+            "html": page_html(page.body, page),
+            "has_embeds": has_shortcodes(page.body),
             "setting_groups": recipes.grouped(page.parsed_settings),
             "freshness": page_freshness(page, known),
             "evidence": cited,
@@ -142,9 +148,10 @@ def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "verifications": page.verifications.select_related("verified_by")[:5],
             "verify_form": VerifyForm(dimensions=dims, initial=_newest_in_range(page, known, dims)),
             "cite_form": CiteForm(),
-            "cited_by": pages_citing("page", page.pk),
+            "cited_by": pages_citing_page(page),
             "backlinks": backlinks(page),
             "revision_count": page.revisions.count(),
+            "aliases": list(page.aliases.values_list("slug", flat=True)),
         },
     )
 
@@ -197,12 +204,14 @@ def page_new(request: HttpRequest) -> HttpResponse:
     form = PageForm(request.POST or None, initial={"owner": request.user.get_username()})
     if request.method == "POST" and form.is_valid():
         try:
-            page = page_create(
-                by=request.user,
-                owner=form.cleaned_data.get("owner") or None,
-                message=form.cleaned_data.get("message") or "",
-                **form.content(),
-            )
+            with transaction.atomic():  # the page and its aliases, or neither
+                page = page_create(
+                    by=request.user,
+                    owner=form.cleaned_data.get("owner") or None,
+                    message=form.cleaned_data.get("message") or "",
+                    **form.content(),
+                )
+                page_set_aliases(page=page, aliases=form.cleaned_data.get("aliases") or "")
         except PageError as exc:
             _add_errors(form, exc)
         else:
@@ -225,21 +234,30 @@ def page_edit(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(None, "The form lost its base revision; reload the page and edit again.")
         else:
             try:
-                saved = page_update(
-                    page=page,
-                    base_revision=base,
-                    by=request.user,
-                    message=form.cleaned_data.get("message") or "",
-                    owner=form.cleaned_data.get("owner") or None,
-                    **form.content(),
-                )
+                with transaction.atomic():  # the page and its aliases, or neither
+                    saved = page_update(
+                        page=page,
+                        base_revision=base,
+                        by=request.user,
+                        message=form.cleaned_data.get("message") or "",
+                        owner=form.cleaned_data.get("owner") or None,
+                        **form.content(),
+                    )
+                    aliases_changed = page_set_aliases(
+                        page=saved, aliases=form.cleaned_data.get("aliases") or ""
+                    )
             except RevisionConflict as exc:
                 return _conflict(request, exc, form)
             except PageError as exc:
                 _add_errors(form, exc)
             else:
                 if saved.revision == base:
-                    messages.info(request, "Nothing changed; no new revision.")
+                    messages.info(
+                        request,
+                        "Aliases saved; the content is unchanged (no new revision)."
+                        if aliases_changed
+                        else "Nothing changed; no new revision.",
+                    )
                 else:
                     messages.success(request, f"Saved revision {saved.revision}.")
                 return redirect(saved)
@@ -262,7 +280,7 @@ def _conflict(request: HttpRequest, exc: RevisionConflict, form: PageForm) -> Ht
         {
             "page": current,
             "base_revision": exc.base_revision,
-            "their_html": render_markdown(current.body),
+            "their_html": page_html(current.body, current),
             "their_revision": current.revisions.select_related("author")
             .order_by("-number")
             .first(),
@@ -315,7 +333,8 @@ def page_revision(request: HttpRequest, slug: str, number: int) -> HttpResponse:
             "page": page,
             "revision": revision,
             "against": against,
-            "html": render_markdown(revision.body),
+            "html": page_html(revision.body, page),
+            "has_embeds": has_shortcodes(revision.body),
             "diff": text_diff(old.get("body", ""), revision.body),
             "changes": field_changes(old, revision.content()) if against else [],
         },
@@ -490,7 +509,8 @@ def kb_export(request: HttpRequest) -> HttpResponse:
 @require_POST
 def preview(request: HttpRequest) -> JsonResponse:
     """The editor's preview: exactly the sanitized HTML a save would show."""
-    return JsonResponse({"html": str(render_markdown(request.POST.get("body", "")))})
+    page = Page.objects.filter(slug=request.POST.get("slug", "")).first()
+    return JsonResponse({"html": str(page_html(request.POST.get("body", ""), page))})
 
 
 # --- search ----------------------------------------------------------------------------------
@@ -522,7 +542,7 @@ def search_page(request: HttpRequest) -> HttpResponse:
             "next": number + 1 if number < pages else None,
             "source_labels": {k: s.label for k, s in SOURCES.items()},
             "topic_labels": dict(Topic.choices),
-            "subtype_labels": dict(PageType.choices),
+            "subtype_labels": _subtype_labels(),
             "selected": {
                 "type": data.get("type") or [],
                 "topic": data.get("topic", ""),
@@ -530,6 +550,14 @@ def search_page(request: HttpRequest) -> HttpResponse:
             },
         },
     )
+
+
+def _subtype_labels() -> dict[str, str]:
+    """Display names of hit subtypes: page types, and what each other source declares."""
+    labels: dict[str, str] = {}
+    for source in SOURCES.values():
+        labels.update(getattr(source, "subtype_labels", {}))
+    return {**labels, **dict(PageType.choices)}
 
 
 def _int(value: Any, default: int) -> int:

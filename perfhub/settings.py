@@ -10,10 +10,12 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
+import django
 
-from .env import env_bool, env_int, env_list, env_str
+from .env import env_bool, env_choice, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PERFHUB_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -202,6 +204,55 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
+
+# --- E-mail: alert notifications (baselines/notify.py) -----------------------------------------
+# Zero-config default: each message is written as a file under var/mail/, so a laptop or an
+# air-gapped cluster needs no mail server and nothing is lost; production sets
+# PERFHUB_EMAIL_BACKEND=smtp and the host. Bad values fail at start-up, not at the first alert.
+_EMAIL_BACKENDS = {
+    "file": "django.core.mail.backends.filebased.EmailBackend",
+    "console": "django.core.mail.backends.console.EmailBackend",
+    "smtp": "django.core.mail.backends.smtp.EmailBackend",
+    "dummy": "django.core.mail.backends.dummy.EmailBackend",
+}
+_email_backend = env_choice("PERFHUB_EMAIL_BACKEND", tuple(_EMAIL_BACKENDS), "file")
+_email_options: dict[str, Any] = {}
+if _email_backend == "file":
+    _email_options["file_path"] = env_str("PERFHUB_EMAIL_FILE_PATH", str(VAR_DIR / "mail"))
+elif _email_backend == "smtp":
+    _security = env_choice("PERFHUB_EMAIL_SECURITY", ("starttls", "ssl", "none"), "starttls")
+    _email_options = {
+        "host": env_str("PERFHUB_EMAIL_HOST", "localhost"),
+        "port": env_int("PERFHUB_EMAIL_PORT", {"starttls": 587, "ssl": 465, "none": 25}[_security]),
+        "username": env_str("PERFHUB_EMAIL_USER"),
+        "password": env_str("PERFHUB_EMAIL_PASSWORD"),
+        "use_tls": _security == "starttls",
+        "use_ssl": _security == "ssl",
+        # Django's default is no timeout: an unanswering server would hang a worker for good.
+        "timeout": env_int("PERFHUB_EMAIL_TIMEOUT", 30),
+    }
+if django.VERSION >= (6, 1):
+    # Django 6.1 replaces EMAIL_BACKEND and the EMAIL_* connection settings with MAILERS
+    # (the old names are deprecated there, and refused once MAILERS is defined).
+    MAILERS = {"default": {"BACKEND": _EMAIL_BACKENDS[_email_backend], "OPTIONS": _email_options}}
+else:
+    # Django 5.2/6.0: the same values under the names MAILERS' OPTIONS replace.
+    _LEGACY_EMAIL_NAMES = {
+        "file_path": "EMAIL_FILE_PATH",
+        "host": "EMAIL_HOST",
+        "port": "EMAIL_PORT",
+        "username": "EMAIL_HOST_USER",
+        "password": "EMAIL_HOST_PASSWORD",
+        "use_tls": "EMAIL_USE_TLS",
+        "use_ssl": "EMAIL_USE_SSL",
+        "timeout": "EMAIL_TIMEOUT",
+    }
+    EMAIL_BACKEND = _EMAIL_BACKENDS[_email_backend]
+    globals().update({_LEGACY_EMAIL_NAMES[k]: v for k, v in _email_options.items()})
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "PerfHub <perfhub@localhost>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# Links in notifications must be absolute: they are read outside the browser session.
+PERFHUB_BASE_URL = env_url("PERFHUB_BASE_URL", "http://127.0.0.1:8000")
 
 # --- Security -------------------------------------------------------------------------------
 _HTTPS = env_bool("PERFHUB_HTTPS", False)

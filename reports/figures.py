@@ -18,6 +18,29 @@ _SERIES = (
 )
 
 
+def _layout(
+    fig: go.Figure,
+    title: str,
+    *,
+    height: int,
+    left: int = 60,
+    bottom: int = 60,
+    legend_y: float | None = None,
+    **extra: object,
+) -> None:
+    """The house frame: white template, room at the top only for a title, and (with
+    ``legend_y``) a horizontal legend under the plot."""
+    layout: dict[str, object] = {
+        "title": title or None,
+        "margin": {"l": left, "r": 20, "t": 40 if title else 10, "b": bottom},
+        "template": "plotly_white",
+        "height": height,
+    }
+    if legend_y is not None:
+        layout["legend"] = {"orientation": "h", "y": legend_y}
+    fig.update_layout(**layout, **extra)
+
+
 def bandwidth_curve(rows: pd.DataFrame, *, title: str = "") -> go.Figure:
     """busbw and algbw against message size, on a log2 size axis labelled in KiB/MiB/GiB.
 
@@ -42,14 +65,7 @@ def bandwidth_curve(rows: pd.DataFrame, *, title: str = "") -> go.Figure:
                 hovertemplate="%{customdata}: %{y:.2f} GB/s<extra>" + name + "</extra>",
             )
         )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 60},
-        legend={"orientation": "h", "y": -0.25},
-        hovermode="x unified",
-        template="plotly_white",
-        height=420,
-    )
+    _layout(fig, title, height=420, legend_y=-0.25, hovermode="x unified")
     fig.update_xaxes(type="log", title="message size", **_log2_ticks(sizes))
     fig.update_yaxes(title="GB/s", rangemode="tozero")
     return fig
@@ -191,13 +207,7 @@ def delta_band(deltas: pd.DataFrame, *, title: str = "") -> go.Figure:
             )
         )
     fig.add_hline(y=0, line={"color": "#888", "width": 1})
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 60},
-        legend={"orientation": "h", "y": -0.25},
-        template="plotly_white",
-        height=320,
-    )
+    _layout(fig, title, height=320, legend_y=-0.25)
     fig.update_xaxes(
         type="log",
         title="message size",
@@ -225,14 +235,7 @@ def ratio_bars(summary: pd.DataFrame, *, title: str = "") -> go.Figure:
             )
         )
     fig.add_hline(y=1, line={"color": "#888", "width": 1, "dash": "dot"})
-    fig.update_layout(
-        title=title or None,
-        barmode="group",
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 80},
-        legend={"orientation": "h", "y": -0.3},
-        template="plotly_white",
-        height=380,
-    )
+    _layout(fig, title, height=380, bottom=80, legend_y=-0.3, barmode="group")
     fig.update_yaxes(title="busbw ratio B / A (geometric mean)")
     return fig
 
@@ -467,13 +470,7 @@ def rank_bars(
             hovertemplate="%{x}: %{y:,.3f}<extra></extra>",
         )
     )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 80},
-        template="plotly_white",
-        height=320,
-        showlegend=False,
-    )
+    _layout(fig, title, height=320, bottom=80, showlegend=False)
     fig.update_xaxes(type="category")
     fig.update_yaxes(title=axis_title, rangemode="tozero")
     return fig
@@ -498,13 +495,7 @@ def step_time_box(frame: pd.DataFrame, *, title: str = "") -> go.Figure:
                 hovertemplate="%{y:,.3f} ms<extra>" + str(label) + "</extra>",
             )
         )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 80},
-        template="plotly_white",
-        height=360,
-        showlegend=False,
-    )
+    _layout(fig, title, height=360, bottom=80, showlegend=False)
     fig.update_yaxes(title="step time ms", rangemode="tozero")
     return fig
 
@@ -528,14 +519,7 @@ def step_bars(frame: pd.DataFrame, *, title: str = "") -> go.Figure:
                     hovertemplate="step %{x}: %{y:,.3f} ms<extra>" + name + "</extra>",
                 )
             )
-    fig.update_layout(
-        title=title or None,
-        barmode="group",
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 60},
-        legend={"orientation": "h", "y": -0.25},
-        template="plotly_white",
-        height=320,
-    )
+    _layout(fig, title, height=320, legend_y=-0.25, barmode="group")
     fig.update_xaxes(title="ProfilerStep", type="category")
     fig.update_yaxes(title="ms", rangemode="tozero")
     return fig
@@ -557,12 +541,8 @@ def kernel_delta_bars(frame: pd.DataFrame, *, title: str = "", top: int = 20) ->
             hovertemplate="%{y}<br>%{x:+,.1f} µs (%{customdata})<extra></extra>",
         )
     )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 420, "r": 20, "t": 40 if title else 10, "b": 50},
-        template="plotly_white",
-        height=max(240, 60 + 22 * len(names)),
-        showlegend=False,
+    _layout(
+        fig, title, height=max(240, 60 + 22 * len(names)), left=420, bottom=50, showlegend=False
     )
     fig.update_xaxes(title="Δ total time µs (B - A)", zeroline=True)
     fig.update_yaxes(autorange="reversed", type="category")
@@ -594,12 +574,7 @@ def pairwise_heatmap(matrix: pd.DataFrame, *, title: str = "", unit: str = "GB/s
             hovertemplate="%{y} ↔ %{x}: %{z:.2f} " + unit + "<extra></extra>",
         )
     )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 120, "r": 20, "t": 40 if title else 10, "b": 120},
-        template="plotly_white",
-        height=max(360, 140 + 24 * len(hosts)),
-    )
+    _layout(fig, title, height=max(360, 140 + 24 * len(hosts)), left=120, bottom=120)
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category")
     return fig
@@ -622,13 +597,7 @@ def host_value_bars(
     )
     if median is not None and not math.isnan(median):
         fig.add_hline(y=median, line_dash="dash", annotation_text="median")
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 100},
-        template="plotly_white",
-        height=360,
-        showlegend=False,
-    )
+    _layout(fig, title, height=360, bottom=100, showlegend=False)
     fig.update_xaxes(type="category")
     fig.update_yaxes(title=unit or None)
     return fig
@@ -647,13 +616,7 @@ def counter_timeline(frame: pd.DataFrame, *, title: str = "", unit: str = "") ->
                 hovertemplate="%{x}: %{y:,.3g} " + unit + "<extra>%{fullData.name}</extra>",
             )
         )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 50},
-        legend={"orientation": "h", "y": -0.2},
-        template="plotly_white",
-        height=360,
-    )
+    _layout(fig, title, height=360, bottom=50, legend_y=-0.2)
     fig.update_yaxes(title=unit or None, rangemode="tozero")
     return fig
 
@@ -692,14 +655,7 @@ def gpu_utilisation_timeline(frame: pd.DataFrame, *, title: str = "") -> go.Figu
                     + "</extra>",
                 )
             )
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 40 if title else 10, "b": 50},
-        legend={"orientation": "h", "y": -0.2},
-        hovermode="x unified",
-        template="plotly_white",
-        height=340,
-    )
+    _layout(fig, title, height=340, bottom=50, legend_y=-0.2, hovermode="x unified")
     fig.update_xaxes(title="time since session start (ms)")
     fig.update_yaxes(title="% of bin", range=[0, 100])
     return fig

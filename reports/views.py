@@ -76,44 +76,38 @@ def report_builder(request: HttpRequest) -> HttpResponse:
 
 def _create_from_form(request: HttpRequest, kind: str) -> Report | None:
     try:
-        if kind in ARTIFACT_GROUPINGS:
-            form: Any = ArtifactsReportForm(request.POST, groupings=ARTIFACT_GROUPINGS[kind])
-            if not form.is_valid():
-                raise ReportInputError(_form_errors(form))
-            data = form.cleaned_data
-            return report_create(
-                kind=kind,
-                title=data["title"],
-                artifact_ids=data["artifact"],
-                group_by=data["group_by"] or "artifact",
-                created_by=request.user,
-            )
-        if kind == "profiles":
-            form = ProfilesReportForm(request.POST, profiles=profile_choices())
-            if not form.is_valid():
-                raise ReportInputError(_form_errors(form))
-            data = form.cleaned_data
-            return report_create(
-                kind=kind,
-                title=data["title"],
-                profile_ids=[data["profile_a"], data["profile_b"]],
-                created_by=request.user,
-            )
-        form = RunsReportForm(request.POST)
-        if not form.is_valid():
-            raise ReportInputError(_form_errors(form))
-        data = form.cleaned_data
-        return report_create(
-            kind=kind,
-            title=data["title"],
-            run_ids=data["run"],
-            with_baseline=data["with_baseline"],
-            group_by=data["group_by"],
-            created_by=request.user,
-        )
+        return report_create(kind=kind, created_by=request.user, **_report_input(request, kind))
     except ReportInputError as exc:
         messages.error(request, str(exc))
         return None
+
+
+def _report_input(request: HttpRequest, kind: str) -> dict[str, Any]:
+    """report_create's arguments from the builder form of this kind."""
+    if kind in ARTIFACT_GROUPINGS:
+        data = _cleaned(ArtifactsReportForm(request.POST, groupings=ARTIFACT_GROUPINGS[kind]))
+        return {
+            "title": data["title"],
+            "artifact_ids": data["artifact"],
+            "group_by": data["group_by"] or "artifact",
+        }
+    if kind == "profiles":
+        data = _cleaned(ProfilesReportForm(request.POST, profiles=profile_choices()))
+        return {"title": data["title"], "profile_ids": [data["profile_a"], data["profile_b"]]}
+    data = _cleaned(RunsReportForm(request.POST))
+    return {
+        "title": data["title"],
+        "run_ids": data["run"],
+        "with_baseline": data["with_baseline"],
+        "group_by": data["group_by"],
+    }
+
+
+def _cleaned(form: Any) -> dict[str, Any]:
+    """The form's cleaned data, or ReportInputError naming every field's complaint."""
+    if not form.is_valid():
+        raise ReportInputError(_form_errors(form))
+    return form.cleaned_data
 
 
 def _form_errors(form: Any) -> str:

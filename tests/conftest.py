@@ -6,6 +6,8 @@ Django is imported inside the fixtures, so the pure parser tests also run with
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,3 +91,36 @@ def viewer_api(viewer) -> Any:  # type: ignore[no-untyped-def]
     api = APIClient()
     api.force_authenticate(viewer)
     return api
+
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture
+def browser_page() -> Iterator[Any]:
+    """A Playwright page in Debian's chromium; skips with a clear message where there is none.
+
+    Tests that write to the database should do so before asking for this fixture: Playwright
+    runs in greenlets, and ORM calls from there open a second connection.
+    """
+    if not os.path.exists(CHROMIUM):
+        pytest.skip("no chromium at /usr/bin/chromium (apt-get install chromium); CI installs it")
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    # Playwright's sync API runs an event loop; Django must allow ORM calls from this thread.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with playwright_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
+        )
+        page = browser.new_page()
+        page.set_default_timeout(30_000)
+        yield page
+        browser.close()

@@ -2,36 +2,12 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from artifacts.models import Artifact
 from tests.samples import sample
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser_page():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no chromium at /usr/bin/chromium (apt-get install chromium); CI installs it")
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop; Django must allow ORM calls from this thread.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        page = browser.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        browser.close()
 
 
 def test_upload_a_nccl_tests_file_and_see_its_chart(live_server, browser_page, editor, eager_tasks):

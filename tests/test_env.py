@@ -1,7 +1,7 @@
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from perfhub.env import env_bool, env_int, env_list
+from perfhub.env import env_bool, env_choice, env_int, env_list, env_url
 
 
 def test_env_bool_reads_common_spellings_and_refuses_junk(monkeypatch):
@@ -27,3 +27,36 @@ def test_env_int_accepts_underscores_and_refuses_junk(monkeypatch):
 def test_env_list_splits_and_trims(monkeypatch):
     monkeypatch.setenv("X_LIST", " a.example, b.example ,,")
     assert env_list("X_LIST") == ["a.example", "b.example"]
+
+
+def test_env_choice_is_case_insensitive_and_refuses_others(monkeypatch):
+    monkeypatch.delenv("X_CHOICE", raising=False)
+    assert env_choice("X_CHOICE", ("file", "smtp"), "file") == "file"
+    monkeypatch.setenv("X_CHOICE", " SMTP ")
+    assert env_choice("X_CHOICE", ("file", "smtp"), "file") == "smtp"
+    monkeypatch.setenv("X_CHOICE", "sendmail")
+    with pytest.raises(ImproperlyConfigured, match="X_CHOICE='sendmail' is not one of: file, smtp"):
+        env_choice("X_CHOICE", ("file", "smtp"), "file")
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (None, "http://127.0.0.1:8000"),
+        ("https://perfhub.example/", "https://perfhub.example"),
+        ("http://10.0.0.5:8000/perfhub", "http://10.0.0.5:8000/perfhub"),
+    ],
+)
+def test_env_url_strips_the_trailing_slash(monkeypatch, raw, expected):
+    if raw is None:
+        monkeypatch.delenv("X_URL", raising=False)
+    else:
+        monkeypatch.setenv("X_URL", raw)
+    assert env_url("X_URL", "http://127.0.0.1:8000") == expected
+
+
+@pytest.mark.parametrize("raw", ["perfhub.example", "ftp://host", "https://", "http:///path"])
+def test_env_url_refuses_what_is_not_an_absolute_http_url(monkeypatch, raw):
+    monkeypatch.setenv("X_URL", raw)
+    with pytest.raises(ImproperlyConfigured, match="X_URL"):
+        env_url("X_URL", "http://127.0.0.1:8000")

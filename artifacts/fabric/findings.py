@@ -16,6 +16,9 @@ from ..models import Artifact, CounterRate, CounterSample, CounterSnapshot, Find
 from . import rules
 
 MAX_RATE_ROWS = 200_000  # bound on what one evaluation reads
+# Facts that rules compare across two uploads of the same host (an NCCL log's
+# NCCL_IB_GID_INDEX against the show_gids table): older uploads' values come as peer facts.
+HOST_PEER_FACTS = ("nccl.env.NCCL_IB_GID_INDEX", "nccl.ib_devices", "gid.table")
 
 
 def evidence_for(artifact: Artifact) -> rules.Evidence:
@@ -64,7 +67,7 @@ def evidence_for(artifact: Artifact) -> rules.Evidence:
         samples=_single_reading_samples(artifact),
         facts=facts,
         events=events,
-        peer_facts=_peer_facts(artifact),
+        peer_facts=_peer_facts(artifact) + _host_peer_facts(artifact, facts),
         context=context,
         default_at=artifact.captured_at or artifact.uploaded_at,
     )
@@ -129,6 +132,25 @@ def _peer_facts(artifact: Artifact) -> tuple[rules.FactRow, ...]:
     peers = (
         HostFact.objects.filter(older, artifact__label=artifact.label, name="nccl.version")
         .exclude(host="")
+        .order_by("artifact__uploaded_at", "id")
+        .values()
+    )
+    return tuple(_fact_row(f) for f in peers[:5000])
+
+
+def _host_peer_facts(
+    artifact: Artifact, facts: tuple[rules.FactRow, ...]
+) -> tuple[rules.FactRow, ...]:
+    """HOST_PEER_FACTS of older uploads of the hosts this one states them for (the newest
+    upload of the pair carries the finding, as with version mismatches)."""
+    hosts = {f.host for f in facts if f.name in HOST_PEER_FACTS and f.host}
+    if not hosts:
+        return ()
+    older = Q(artifact__uploaded_at__lt=artifact.uploaded_at) | Q(
+        artifact__uploaded_at=artifact.uploaded_at, artifact_id__lt=artifact.pk
+    )
+    peers = (
+        HostFact.objects.filter(older, host__in=hosts, name__in=HOST_PEER_FACTS)
         .order_by("artifact__uploaded_at", "id")
         .values()
     )

@@ -14,13 +14,52 @@ from datetime import date
 from typing import Any
 
 import pandas as pd
+from django.db.models import Count
 
-from ..models import BenchmarkRun, CounterRate, RunRank
-from .outliers import Outliers, mad_outliers
+from ..models import BenchmarkRun, CounterRate, HostFact, RunRank
+from .outliers import MIN_HOSTS, Outliers, Score, mad_outliers
 
 RUN_METRICS = {
     "avg_busbw_gbps": "average bus bandwidth (GB/s)",
     "max_busbw_gbps": "peak bus bandwidth (GB/s)",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Ratio:
+    """Σ Δnumerator / Σ Δdenominator of two raw counters over the window."""
+
+    label: str
+    numerator: str
+    denominator: str
+    direction: str  # which side of the median is bad: "high" | "low" | "both"
+    scale: float = 1.0  # e.g. 1e6 for "per million"
+
+
+# Ratios engineers compare across hosts (REFERENCE.md "NIC counters"). The CNP ratio only
+# means something across the hosts of a flow: NPs (receivers) send CNPs, RPs (senders)
+# handle them, so the fleet-wide figure is the one to read; per host a value far from the
+# others says its NIC sends or handles CNPs unlike its peers.
+RATIO_METRICS: dict[str, Ratio] = {
+    "cnp_ratio": Ratio(
+        "CNP ratio: rp_cnp_handled / np_cnp_sent", "rp_cnp_handled", "np_cnp_sent", "both"
+    ),
+    "cnp_per_ecn": Ratio(
+        "CNPs sent per ECN-marked packet", "np_cnp_sent", "np_ecn_marked_roce_packets", "both"
+    ),
+    "cnp_ignored_share": Ratio(
+        "share of CNPs ignored: rp_cnp_ignored / rp_cnp_handled",
+        "rp_cnp_ignored",
+        "rp_cnp_handled",
+        "high",
+    ),
+    "retrans_per_million": Ratio(
+        "RoCE retransmissions per million received packets",
+        "roce_adp_retrans",
+        "port_rcv_packets",
+        "high",
+        1e6,
+    ),
 }
 
 
@@ -31,6 +70,16 @@ class HostComparison:
     table: pd.DataFrame  # host, value, device, readings, z, outlier
     outliers: Outliers
     direction: str
+
+
+@dataclasses.dataclass(frozen=True)
+class RatioComparison:
+    metric: str
+    ratio: Ratio
+    hosts: HostComparison  # table also holds numerator and denominator per host
+    fleet_value: float | None  # Σ numerator / Σ denominator over every host
+    numerator_total: float
+    denominator_total: float
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,6 +123,157 @@ def counter_by_host(
         .rename(columns={"median": "value", "count": "readings"})
     )
     return _comparison(counter, unit, worst, direction)
+
+
+def ratio_by_host(
+    metric: str,
+    *,
+    since: date | None = None,
+    until: date | None = None,
+    label: str = "",
+) -> RatioComparison:
+    """Per host Σ Δnumerator / Σ Δdenominator over clean raw rates (no reset, wrap or
+    saturation), and the same over the whole fleet. Hosts without the denominator are left
+    out (a ratio over nothing is no number)."""
+    if metric not in RATIO_METRICS:
+        raise ValueError(f"metric must be one of {', '.join(RATIO_METRICS)}")
+    ratio = RATIO_METRICS[metric]
+    qs = (
+        CounterRate.objects.filter(
+            counter__in=[ratio.numerator, ratio.denominator], derived=False, flag=""
+        )
+        .exclude(delta__isnull=True)
+        .exclude(host="")
+    )
+    if since:
+        qs = qs.filter(at__date__gte=since)
+    if until:
+        qs = qs.filter(at__date__lte=until)
+    if label:
+        qs = qs.filter(after__artifact__label=label)
+    frame = pd.DataFrame(
+        list(qs.values_list("host", "counter", "delta")[:200_000]),
+        columns=["host", "counter", "delta"],
+    )
+    sums = frame.pivot_table(index="host", columns="counter", values="delta", aggfunc="sum")
+    counts = frame.groupby("host")["delta"].count()
+    numerator = sums.get(ratio.numerator, pd.Series(0.0, index=sums.index)).fillna(0.0)
+    denominator = sums.get(ratio.denominator, pd.Series(0.0, index=sums.index)).fillna(0.0)
+    rows = [
+        {
+            "host": host,
+            "value": float(numerator[host] / denominator[host] * ratio.scale),
+            "device": "",
+            "readings": int(counts.get(host, 0)),
+            "numerator": float(numerator[host]),
+            "denominator": float(denominator[host]),
+        }
+        for host in sums.index
+        if denominator[host] > 0
+    ]
+    table = pd.DataFrame(
+        rows, columns=["host", "value", "device", "readings", "numerator", "denominator"]
+    )
+    num_total, den_total = float(numerator.sum()), float(denominator.sum())
+    return RatioComparison(
+        metric=metric,
+        ratio=ratio,
+        hosts=_comparison(
+            metric, "ratio" if ratio.scale == 1 else "per million", table, ratio.direction
+        ),
+        fleet_value=num_total / den_total * ratio.scale if den_total > 0 else None,
+        numerator_total=num_total,
+        denominator_total=den_total,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class FactComparison:
+    """A fact across hosts: numeric facts are scored like counter rates; text facts (NCCL or
+    firmware versions, trust state, a sysctl string) by majority, the odd hosts named."""
+
+    name: str
+    numeric: bool
+    majority: str | None  # text facts: the value most hosts state
+    hosts: HostComparison
+
+
+def fact_by_host(
+    name: str,
+    *,
+    since: date | None = None,
+    until: date | None = None,
+    direction: str = "both",
+    label: str = "",
+) -> FactComparison:
+    """The newest value of ``name`` per host and device; per host the worst device (numeric)
+    or every distinct value (text). Fixes are seen at once: the newest upload wins."""
+    qs = HostFact.objects.filter(name=name).exclude(host="")
+    if since:
+        qs = qs.filter(observed_at__date__gte=since)
+    if until:
+        qs = qs.filter(observed_at__date__lte=until)
+    if label:
+        qs = qs.filter(artifact__label=label)
+    latest: dict[tuple[str, str, int | None], tuple[str, float | None]] = {}
+    for host, device, port, value, number in qs.order_by("observed_at", "id").values_list(
+        "host", "device", "port", "value", "number"
+    )[:100_000]:
+        latest[(host, device, port)] = (value, number)
+    numeric = bool(latest) and all(n is not None for _, n in latest.values())
+    if numeric:
+        frame = pd.DataFrame(
+            [(h, d, n) for (h, d, _), (_, n) in latest.items()],
+            columns=["host", "device", "value"],
+        )
+        per_host = frame.groupby(["host", "device"])["value"].median().reset_index()
+        worst = (
+            per_host.sort_values("value", ascending=direction == "low")
+            .groupby("host", as_index=False)
+            .agg(value=("value", "first"), device=("device", "first"), readings=("value", "size"))
+        )
+        return FactComparison(name, True, None, _comparison(name, "", worst, direction))
+    values: dict[str, set[str]] = {}
+    devices: dict[str, int] = {}
+    for (host, _, _), (value, _) in latest.items():
+        values.setdefault(host, set()).add(value)
+        devices[host] = devices.get(host, 0) + 1
+    stated = {host: " | ".join(sorted(v)) for host, v in values.items()}
+    counts = pd.Series(list(stated.values()), dtype=object).value_counts()
+    majority = str(counts.index[0]) if len(counts) else None
+    # a strict majority is needed to call anyone odd (2 against 2 says nothing)
+    enough = len(stated) >= MIN_HOSTS and len(counts) > 1 and counts.iloc[0] > counts.iloc[1]
+    odd = {h for h, v in stated.items() if enough and v != majority}
+    table = pd.DataFrame(
+        [
+            {
+                "host": h,
+                "value": v,
+                "device": "",
+                "readings": devices[h],
+                "z": None,
+                "outlier": h in odd,
+            }
+            for h, v in sorted(stated.items(), key=lambda kv: (kv[0] not in odd, kv[0]))
+        ],
+        columns=["host", "value", "device", "readings", "z", "outlier"],
+    )
+    outliers = Outliers(
+        None, None, "majority", tuple(Score(h, 0.0, None, h in odd) for h in sorted(stated))
+    )
+    return FactComparison(name, False, majority, HostComparison(name, "", table, outliers, "both"))
+
+
+def fleet_facts(min_hosts: int = 2) -> list[str]:
+    """Fact names stated for at least ``min_hosts`` hosts (for the picker)."""
+    rows = (
+        HostFact.objects.exclude(host="")
+        .values("name")
+        .annotate(hosts=Count("host", distinct=True))
+        .filter(hosts__gte=min_hosts)
+        .order_by("name")
+    )
+    return [r["name"] for r in rows[:5000]]
 
 
 def pairwise_runs(

@@ -6,7 +6,7 @@ from django import forms
 
 from ..models import Finding
 from . import querysets
-from .fleet import RUN_METRICS
+from .fleet import RATIO_METRICS, RUN_METRICS
 
 
 class FindingFilterForm(forms.Form):
@@ -37,20 +37,32 @@ class RateFilterForm(forms.Form):
 
 class FleetForm(forms.Form):
     mode = forms.ChoiceField(
-        choices=[("counter", "counter rate per host"), ("pairwise", "nccl-tests node pairs")],
+        choices=[
+            ("counter", "counter rate per host"),
+            ("ratio", "counter ratio per host (CNP ratio...)"),
+            ("fact", "fact per host (versions, settings...)"),
+            ("pairwise", "nccl-tests node pairs"),
+        ],
         required=False,
+    )
+    ratio = forms.ChoiceField(
+        required=False, choices=[(k, r.label) for k, r in RATIO_METRICS.items()]
     )
     counter = forms.ChoiceField(required=False)
     direction = forms.ChoiceField(
         required=False,
         choices=[("high", "high is bad"), ("low", "low is bad"), ("both", "either way")],
     )
+    fact = forms.ChoiceField(required=False)
     collective = forms.CharField(required=False, initial="all_reduce")
     metric = forms.ChoiceField(required=False, choices=list(RUN_METRICS.items()))
     label = forms.CharField(required=False)
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
 
-    def __init__(self, *args: Any, counters: list[str], **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, counters: list[str], facts: list[str] | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["counter"].choices = [("", "pick a counter"), *((c, c) for c in counters)]
+        self.fields["fact"].choices = [("", "pick a fact"), *((f, f) for f in facts or ())]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, F, Max, Q, QuerySet
 
 from ..models import (
     Artifact,
@@ -188,6 +188,33 @@ def host_latest_facts(host: str, limit: int = 500) -> list[HostFact]:
     for fact in HostFact.objects.filter(host=host).order_by("observed_at", "id")[:20000]:
         latest[(fact.device, fact.port, fact.name)] = fact
     return sorted(latest.values(), key=lambda f: (f.device, f.port or -1, f.name))[:limit]
+
+
+def host_events(host: str) -> QuerySet[LogEvent]:
+    """The host's log events (NCCL WARN, Xid, Fabric Manager errors...), newest first."""
+    return (
+        LogEvent.objects.filter(host=host)
+        .select_related("artifact")
+        .order_by(F("time").desc(nulls_last=True), "-id")
+    )
+
+
+def host_topology(facts: list[HostFact]) -> dict[str, list[dict[str, Any]]]:
+    """The NCCL topology facts (``topo.gpu.*``, ``topo.net.*``) of a host as one row per GPU
+    and per NIC, for the host page."""
+    gpus: dict[str, dict[str, Any]] = {}
+    nets: dict[tuple[str, int | None], dict[str, Any]] = {}
+    for f in facts:
+        if f.name.startswith("topo.gpu."):
+            gpu = gpus.setdefault(f.device, {"device": f.device})
+            gpu[f.name.removeprefix("topo.gpu.")] = f.value
+        elif f.name.startswith("topo.net."):
+            row = nets.setdefault((f.device, f.port), {"device": f.device, "port": f.port})
+            row[f.name.removeprefix("topo.net.")] = f.value
+    return {
+        "gpus": sorted(gpus.values(), key=lambda g: (_int(g.get("dev")) or 0, g["device"])),
+        "nets": sorted(nets.values(), key=lambda n: (n["device"], n["port"] or 0)),
+    }
 
 
 def host_rate_counters(host: str) -> list[str]:

@@ -47,6 +47,16 @@ from .evidence import (
     RateRow,
     SampleRow,
 )
+from .host_checks import (
+    ArpFlux,
+    GidIndexMismatch,
+    GidV2Missing,
+    QosDscpNotOnRocePriority,
+    QosPfcOffOnRoce,
+    QosTrustPcp,
+    RpFilterStrict,
+    SysctlCompare,
+)
 
 __all__ = [
     "CRITICAL", "EVENT_RULES", "FACT_RULES", "INFO", "RULES", "RULES_BY_ID", "SEVERITY_RANK",
@@ -116,6 +126,13 @@ KB_THERMAL = "gpu-throttling"
 KB_ECC = "gpu-ecc-and-xid"
 KB_NCCL = "nccl-transport-selection"
 KB_IRQ = "irq-affinity"
+# topics of the knowledge pages in knowledge/content/ (slug = file name)
+KB_ROCE_QOS = "roce-v2-lossless-connectx-7"
+KB_ROCE_GID = "nccl-env-roce-h100-h200"
+KB_NVSWITCH = "nvlink-nvswitch-health"
+KB_HOST_NUMA = "numa-irq-affinity-cpu-isolation"
+KB_SOCKETS = "nccl-falls-back-to-sockets"
+MIB_16 = 16 * 1024 * 1024
 
 COUNTER_RULES: tuple[CounterRule, ...] = (
     CounterRule(
@@ -519,6 +536,188 @@ FACT_RULES: tuple[FactRule, ...] = (
     ),
 )
 
+# NIC QoS, GID tables, NVLink state and kernel settings (host_checks.py).
+HOST_CONFIG_RULES: tuple[FactRule, ...] = (
+    FactRule(
+        id="roce_trust_pcp",
+        title="{device} classifies traffic by PCP, not DSCP",
+        explanation=(
+            "mlnx_qos reports 'Priority trust state: pcp' for {device} on {host} (PFC on: "
+            "{pfc}). RoCE v2 packets carry their class in the DSCP field; without VLAN tags "
+            "there is no PCP, so in PCP trust the NIC puts RoCE on priority 0, where PFC and "
+            "the RoCE queue are not. Unless this fabric tags RoCE with VLAN priorities on "
+            "purpose, set 'mlnx_qos -i {device} --trust dscp'."
+        ),
+        kb=KB_ROCE_QOS,
+        check=QosTrustPcp(),
+    ),
+    FactRule(
+        id="roce_pfc_off_on_roce_priority",
+        title="PFC is not enabled on RoCE priority {prio} of {device}",
+        explanation=(
+            "mlnx_qos on {host} shows PFC enabled on {enabled} for {device}, not on priority "
+            "{prio} where RoCE traffic is expected (upload metadata 'roce_priority', default "
+            "3). With PFC on another priority the lossless class is on the wrong queue and "
+            "RoCE drops under congestion (go-back-N retransmissions); with PFC nowhere the "
+            "fabric is lossy, which only works when it was designed for it (ECN-only)."
+        ),
+        kb=KB_ROCE_QOS,
+        check=QosPfcOffOnRoce(),
+    ),
+    FactRule(
+        id="roce_dscp_not_on_roce_priority",
+        title="DSCP {dscp} maps to priority {mapped} on {device}, not {prio}",
+        explanation=(
+            "{device} on {host} trusts DSCP, but its dscp2prio table sends DSCP {dscp} (RoCE "
+            "data; upload metadata 'roce_dscp') to priority {mapped} instead of the lossless "
+            "priority {prio}: RoCE misses PFC and its ETS share. Fix with 'mlnx_qos -i "
+            "{device} --dscp2prio set,{dscp},{prio}'."
+        ),
+        kb=KB_ROCE_QOS,
+        check=QosDscpNotOnRocePriority(),
+    ),
+    FactRule(
+        id="roce_gid_v2_missing",
+        title="{device}/{port} ({netdev}) has {what}",
+        explanation=(
+            "show_gids on {host} lists no routable RoCE v2 GID for {device} port {port} "
+            "({netdev}): {what}. NCCL (NCCL_IB_GID_INDEX) and RDMA-CM need the RoCE v2 GID "
+            "of the interface's IP address; without it they fall back to RoCE v1 (not "
+            "routable, no ECN) or fail to connect. Check the interface's IPv4 address and "
+            "that RoCE v2 is the default mode ('cma_roce_mode -d {device} -p {port}')."
+        ),
+        kb=KB_ROCE_GID,
+        check=GidV2Missing(),
+    ),
+    FactRule(
+        id="nccl_gid_index_wrong",
+        title="NCCL_IB_GID_INDEX={index} {what} on {device}/{port}",
+        explanation=(
+            "NCCL on {host} was told NCCL_IB_GID_INDEX={index}, but in the GID table of "
+            "{device} port {port} that index {what}. NCCL then connects over RoCE v1 (not "
+            "routable, no ECN marking on most fabrics), over a link-local address, or not at "
+            "all. The RoCE v2 GID of the port's IPv4 address is index {best}."
+        ),
+        kb=KB_ROCE_GID,
+        check=GidIndexMismatch(),
+    ),
+    FactRule(
+        id="nvlink_inactive",
+        title="NVLink {port} of {device} is inactive",
+        explanation=(
+            "nvidia-smi nvlink --status on {host} shows link {port} of {device} inactive. A "
+            "GPU with fewer NVLinks than its peers slows every intra-node collective it is "
+            "part of; on NVSwitch systems check Fabric Manager and the NVSwitch SXids."
+        ),
+        kb=KB_NVSWITCH,
+        check=FactCompare("nvlink.active", equals=frozenset({"false"})),
+    ),
+    FactRule(
+        id="nvlink_topology_asymmetric",
+        title="NVLink count differs by direction on GPU {device}",
+        explanation=(
+            "NCCL's topology dump on {host} shows {value}. Both directions of a GPU pair "
+            "have the same number of NVLinks on healthy hardware: a link is down or "
+            "degraded, and NCCL builds its rings and trees around the slow pair."
+        ),
+        kb=KB_NVSWITCH,
+        check=EachFact("topo.nvlink_asymmetry"),
+    ),
+    FactRule(
+        id="sysctl_numa_balancing",
+        title="Automatic NUMA balancing is on ({host})",
+        explanation=(
+            "{settings} on {host} (recommended: {recommended}). The kernel then unmaps and "
+            "migrates pages of running processes to follow their threads: page faults and "
+            "jitter in ranks that pin memory for GPUs and NICs. Set kernel.numa_balancing=0 "
+            "and bind ranks to their GPU's NUMA node instead."
+        ),
+        kb=KB_HOST_NUMA,
+        check=SysctlCompare(("kernel.numa_balancing",), above=0, recommended="0"),
+    ),
+    FactRule(
+        id="sysctl_zone_reclaim",
+        title="vm.zone_reclaim_mode is on ({host})",
+        explanation=(
+            "{settings} on {host} (recommended: {recommended}). The kernel reclaims page "
+            "cache on the local node instead of using free memory on another one: allocation "
+            "stalls on hosts with large page caches and busy data loaders."
+        ),
+        kb=KB_HOST_NUMA,
+        check=SysctlCompare(("vm.zone_reclaim_mode",), above=0, recommended="0"),
+    ),
+    FactRule(
+        id="sysctl_swappiness",
+        title="vm.swappiness is {value} on {host}",
+        explanation=(
+            "{settings} on {host} (recommended: {recommended} on training hosts). A high "
+            "swappiness lets the kernel swap out idle parts of the training process or data "
+            "loaders under page-cache pressure; a step that touches them stalls."
+        ),
+        kb=KB_HOST_NUMA,
+        check=SysctlCompare(("vm.swappiness",), above=10, recommended="10 or less"),
+        severity=INFO,
+    ),
+    FactRule(
+        id="sysctl_socket_buffers_small",
+        title="Small socket buffer limits on {host}",
+        explanation=(
+            "{settings} on {host} (recommended: {recommended}). TCP traffic (NCCL's "
+            "bootstrap and NET/Socket transport, checkpoint and data-loading traffic) cannot "
+            "fill a 100-400 Gb/s link with windows this small."
+        ),
+        kb=KB_SOCKETS,
+        check=SysctlCompare(
+            ("net.core.rmem_max", "net.core.wmem_max"), below=MIB_16, recommended="≥ 16 MiB"
+        ),
+        severity=INFO,
+    ),
+    FactRule(
+        id="sysctl_tcp_buffers_small",
+        title="Small TCP autotuning limits on {host}",
+        explanation=(
+            "{settings} on {host}: the largest TCP window autotuning may use (the third field "
+            "of tcp_rmem/tcp_wmem; recommended: {recommended}) is too small for long fat "
+            "links, so socket transfers stay far below line rate."
+        ),
+        kb=KB_SOCKETS,
+        check=SysctlCompare(
+            ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"),
+            below=MIB_16,
+            position=-1,
+            recommended="≥ 16 MiB",
+        ),
+        severity=INFO,
+    ),
+    FactRule(
+        id="sysctl_rp_filter_strict",
+        title="Strict reverse-path filtering on {count} interface(s) of {host}",
+        explanation=(
+            "rp_filter is 1 (strict) on {interfaces} of {host} (the larger of 'all' and the "
+            "interface's own value applies). On a multi-rail host with several NICs in one "
+            "subnet, replies that arrive on another rail than the route back are dropped: "
+            "RDMA-CM connections, ARP and TCP bootstrap fail intermittently. Use 0 or 2 "
+            "(loose) on the rails."
+        ),
+        kb=KB_ROCE_GID,
+        check=RpFilterStrict(),
+    ),
+    FactRule(
+        id="sysctl_arp_flux",
+        title="ARP flux possible between the rails of {host}",
+        explanation=(
+            "arp_ignore and arp_announce are 0 on {interfaces} of {host}: any NIC answers ARP "
+            "for any address of the host. With several rails in one subnet, peers may learn "
+            "one rail's IP on another rail's MAC and send its RoCE traffic there. Multi-rail "
+            "hosts usually set arp_ignore=1 and arp_announce=2 (plus per-rail routing)."
+        ),
+        kb=KB_ROCE_GID,
+        check=ArpFlux(),
+        severity=INFO,
+    ),
+)
+FACT_RULES = (*FACT_RULES, *HOST_CONFIG_RULES)
+
 # Xid codes that mean the GPU (not the application) is in trouble.
 _XID_CRITICAL = {48, 61, 62, 63, 64, 74, 79, 92, 94, 95, 119, 120, 140}
 _XID_WARNING = {31, 43, 45, 13}
@@ -553,6 +752,60 @@ EVENT_RULES: tuple[EventRule, ...] = (
         kinds=frozenset({"watchdog_timeout"}),
         severity=CRITICAL,
         group_by=("host", "collective", "seq"),
+    ),
+)
+
+EVENT_RULES = (
+    *EVENT_RULES,
+    EventRule(
+        id="nvswitch_fatal_error",
+        title="NVSwitch fatal error {code} on {host} ({device})",
+        explanation=(
+            "Fabric Manager logged NVSwitch fatal SXid {code} {count} time(s) on the switch at "
+            "{device}: {text}. A fatal SXid takes the NVLink fabric (or the affected GPUs) "
+            "down until the GPUs and switches are reset; jobs on those GPUs fail or hang."
+        ),
+        kb=KB_NVSWITCH,
+        kinds=frozenset({"fm_nvswitch_fatal"}),
+        severity=CRITICAL,
+        code_field="sxid",
+        group_by=("host", "device", "sxid"),
+    ),
+    EventRule(
+        id="nvswitch_sxid",
+        title="NVSwitch error {code} on {host} ({device})",
+        explanation=(
+            "NVSwitch SXid {code} was logged {count} time(s) for {device}: {text}. Non-fatal "
+            "SXids are corrected or contained by the switch, but repeated ones on the same "
+            "port point at a degrading NVLink (check 'nvidia-smi nvlink -e' and the trays)."
+        ),
+        kb=KB_NVSWITCH,
+        kinds=frozenset({"fm_nvswitch_non_fatal", "sxid"}),
+        code_field="sxid",
+        group_by=("host", "device", "sxid"),
+    ),
+    EventRule(
+        id="fabric_manager_nvlink_failure",
+        title="Fabric Manager reports NVLink failures on {host}",
+        explanation=(
+            "Fabric Manager logged {count} NVLink failure(s) on {host}, first: {text}. GPUs "
+            "missing from a multicast team, GPU NVL errors or trunk/access port failures mean "
+            "NVLink peer-to-peer or NVLS collectives are degraded or unavailable."
+        ),
+        kb=KB_NVSWITCH,
+        kinds=frozenset({"fm_nvlink_failure"}),
+        severity=CRITICAL,
+    ),
+    EventRule(
+        id="fabric_manager_error",
+        title="Fabric Manager logged {count} error(s) on {host}",
+        explanation=(
+            "Fabric Manager on {host} logged {count} error entr(ies), first: {text}. Fabric "
+            "Manager must run, at the driver's exact version, for NVSwitch systems to route "
+            "NVLink traffic; see the artifact's events for every entry."
+        ),
+        kb=KB_NVSWITCH,
+        kinds=frozenset({"fm_error"}),
     ),
 )
 

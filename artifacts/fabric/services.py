@@ -16,6 +16,8 @@ FINDINGS_KINDS = frozenset(
     {
         "ethtool_stats", "rdma_counters", "ib_status", "mlxlink", "nvidia_smi", "nccl_debug",
         "dcgm", "dmesg", "proc_interrupts", "mlnx_qos",
+        "show_gids", "fabric_manager", "sysctl", "nccl_topology",
+        "prometheus_text", "prometheus_range",
     }
 )  # fmt: skip
 

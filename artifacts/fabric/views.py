@@ -155,6 +155,8 @@ def host_detail(request: HttpRequest, host: str) -> HttpResponse:
             chart = counter_timeline(frame, title=f"{counter} on {host}", unit=unit).to_json()
     findings = querysets.host_findings(host)
     artifacts = querysets.host_artifacts(host)
+    facts = querysets.host_latest_facts(host)
+    events = querysets.host_events(host)
     return render(
         request,
         "fabric/host_detail.html",
@@ -163,7 +165,10 @@ def host_detail(request: HttpRequest, host: str) -> HttpResponse:
             "findings": findings[:200],
             "findings_count": findings.count(),
             "artifacts": artifacts[:200],
-            "facts": querysets.host_latest_facts(host),
+            "facts": facts,
+            "topology": querysets.host_topology(facts),
+            "events": events[:100],
+            "events_count": events.count(),
             "counters": counters,
             "counter": counter,
             "chart": chart,
@@ -175,8 +180,9 @@ def host_detail(request: HttpRequest, host: str) -> HttpResponse:
 def fleet_view(request: HttpRequest) -> HttpResponse:
     params = request.GET
     counters = fleet.fleet_counters()
-    form = FleetForm(params, counters=counters)
     mode = params.get("mode") or "counter"
+    facts = fleet.fleet_facts() if mode == "fact" else []
+    form = FleetForm(params, counters=counters, facts=facts)
     context: dict[str, Any] = {"form": form, "mode": mode, "comparison": None}
     since, until = querysets._date(params.get("since")), querysets._date(params.get("until"))
     label = params.get("label", "")
@@ -194,6 +200,25 @@ def fleet_view(request: HttpRequest) -> HttpResponse:
             context["heatmap"] = pairwise_heatmap(
                 pairwise.matrix, title=f"{collective or 'all collectives'}: {metric}", unit="GB/s"
             ).to_json()
+    elif mode == "fact":
+        name = params.get("fact", "")
+        direction = params.get("direction") or "both"
+        if direction not in ("high", "low", "both"):
+            direction = "both"
+        fact = (
+            fleet.fact_by_host(name, since=since, until=until, direction=direction, label=label)
+            if name
+            else None
+        )
+        comparison = fact.hosts if fact else None
+        context["fact"] = fact
+    elif mode == "ratio":
+        metric = params.get("ratio") or "cnp_ratio"
+        if metric not in fleet.RATIO_METRICS:
+            metric = "cnp_ratio"
+        ratio = fleet.ratio_by_host(metric, since=since, until=until, label=label)
+        comparison = ratio.hosts
+        context["ratio"] = ratio
     else:
         counter = params.get("counter") or _default_counter(counters)
         direction = params.get("direction") or "high"
@@ -210,7 +235,9 @@ def fleet_view(request: HttpRequest) -> HttpResponse:
     if comparison is not None:
         rows = fleet.comparison_rows(comparison)
         if params.get("format") in ("csv", "json"):
-            columns = ("host", "value", "device", "readings", "z", "outlier")
+            columns: tuple[str, ...] = ("host", "value", "device", "readings", "z", "outlier")
+            if mode == "ratio":
+                columns += ("numerator", "denominator")
             name = f"fleet-{comparison.metric}"
             if params["format"] == "json":
                 payload = {
@@ -219,6 +246,8 @@ def fleet_view(request: HttpRequest) -> HttpResponse:
                     "median": comparison.outliers.median,
                     "mad": comparison.outliers.mad,
                     "outliers": comparison.outliers.names,
+                    **_ratio_payload(context.get("ratio")),
+                    **({"majority": context["fact"].majority} if context.get("fact") else {}),
                     "hosts": [{c: _plain(r.get(c)) for c in columns} for r in rows],
                 }
                 return exports.json_response(f"{name}.json", payload)
@@ -227,7 +256,7 @@ def fleet_view(request: HttpRequest) -> HttpResponse:
             )
         context["comparison"] = comparison
         context["rows"] = rows
-        if rows:
+        if rows and not (context.get("fact") and not context["fact"].numeric):
             context["bars"] = host_value_bars(
                 comparison.table,
                 title=f"{comparison.metric} per host",
@@ -235,6 +264,18 @@ def fleet_view(request: HttpRequest) -> HttpResponse:
                 median=comparison.outliers.median,
             ).to_json()
     return render(request, "fabric/fleet.html", context)
+
+
+def _ratio_payload(ratio: fleet.RatioComparison | None) -> dict[str, Any]:
+    if ratio is None:
+        return {}
+    return {
+        "numerator": ratio.ratio.numerator,
+        "denominator": ratio.ratio.denominator,
+        "fleet_value": ratio.fleet_value,
+        "numerator_total": ratio.numerator_total,
+        "denominator_total": ratio.denominator_total,
+    }
 
 
 def _latest_rates(host: str, limit: int = 300) -> list[CounterRate]:

@@ -4,6 +4,7 @@ core: raw files and nccl-tests runs. Other modules (traces, fabric) add their ty
 each is imported here so Django sees every model under the ``artifacts`` app label.
 """
 
+from .bundles import BundleMember
 from .core import Artifact, BenchmarkRun, Measurement, RunRank
 from .fabric import CounterRate, CounterSample, CounterSnapshot, Finding, HostFact, LogEvent
 from .nsight import (
@@ -21,3 +22,4 @@ __all__ += ["CounterRate", "CounterSample", "CounterSnapshot", "Finding", "HostF
 __all__ += ["TraceCollective", "TraceKernelStat", "TraceStep", "TraceSummary"]
 __all__ += ["NcuKernel", "NsightApiStat", "NsightKernelStat", "NsightMemStat", "NsightRange"]
 __all__ += ["NsightReport"]
+__all__ += ["BundleMember"]

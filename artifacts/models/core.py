@@ -46,6 +46,16 @@ class Artifact(models.Model):
     label = models.CharField(max_length=120, blank=True, db_index=True)
     host = models.CharField(max_length=255, blank=True, db_index=True)
     metadata = models.JSONField(default=dict, blank=True)
+    # Set on files extracted from a support bundle (nvidia-bug-report sections, sysinfo-snapshot
+    # members): the bundle they came from. Deleting the bundle deletes what was cut out of it.
+    parent = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="children",
+        help_text="the support bundle this file was extracted from",
+    )
 
     class Meta:
         ordering = ["-uploaded_at", "-id"]

@@ -14,6 +14,10 @@ from types import ModuleType
 from .base import ParseError, ParseResult
 
 PARSERS: dict[str, str] = {
+    # Support bundles first: their sniffers are exact (the bug report's banner, a tar header
+    # naming sysinfo-snapshot) and their content would otherwise pass for the kinds inside.
+    "nvidia_bug_report": "artifacts.parsers.nvidia_bug_report",
+    "sysinfo_snapshot": "artifacts.parsers.sysinfo_snapshot",
     "nccl_tests": "artifacts.parsers.nccl_tests",
     "torch_trace": "artifacts.parsers.torch_trace",
     # Nsight: binary signatures first (SQLite, .nsys-rep), then text reports with their own
@@ -37,10 +41,21 @@ PARSERS: dict[str, str] = {
     "perftest": "artifacts.parsers.perftest",
     "perf_stat": "artifacts.parsers.perf_stat",
     "mlxconfig": "artifacts.parsers.mlxconfig",
+    "show_gids": "artifacts.parsers.show_gids",
+    "mlnx_qos": "artifacts.parsers.mlnx_qos",
     "numa": "artifacts.parsers.numa",
     "proc_interrupts": "artifacts.parsers.proc_interrupts",
     "ebpf_hist": "artifacts.parsers.ebpf_hist",
+    # Monitoring data: '# TYPE' lines / labelled samples, and the API's resultType JSON.
+    "prometheus_text": "artifacts.parsers.prometheus_text",
+    "prometheus_range": "artifacts.parsers.prometheus_range",
+    # Fabric Manager's "[Mon DD YYYY HH:MM:SS] [LEVEL] [tid N]" entries, before the dmesg
+    # sniffer; sysctl's "top.level.key = value" lines before the generic "name: value" one.
+    "fabric_manager": "artifacts.parsers.fabric_manager",
     "dmesg": "artifacts.parsers.dmesg",
+    "sysctl": "artifacts.parsers.sysctl",
+    # Generic metrics uploads (JSON/CSV with benchmark + metric keys): strict sniffer.
+    "metrics": "artifacts.parsers.metrics",
     "ethtool_stats": "artifacts.parsers.ethtool_stats",
 }
 

@@ -159,6 +159,18 @@ class Diagnostic:
 
 
 @dataclasses.dataclass(frozen=True)
+class NvtxDomain:
+    """NVTX ranges of one domain (``nvtxDomainCreate``; id 0 / none is the default domain)."""
+
+    domain: str
+    domain_ids: tuple[int, ...]
+    ranges: int
+    names: int
+    total_ns: float
+    max_ns: float
+
+
+@dataclasses.dataclass(frozen=True)
 class NsysSqliteResult(ParseResult):
     kind: ClassVar[str] = KIND
     export: ExportInfo = ExportInfo()
@@ -170,6 +182,7 @@ class NsysSqliteResult(ParseResult):
     api_calls: tuple[TimeStat, ...] = ()
     os_runtime: tuple[TimeStat, ...] = ()
     ranges: tuple[RangeStat, ...] = ()
+    nvtx_domains: tuple[NvtxDomain, ...] = ()
     utilisation: tuple[DeviceUtilisation, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
 
@@ -318,6 +331,7 @@ class _Reader:
         api = self._section("CUDA API summary", lambda: self._api_summary(RUNTIME), [])
         osrt = self._section("OS runtime summary", lambda: self._api_summary(OSRT), [])
         ranges = self._section("NVTX range summary", self._ranges, [])
+        domains = self._section("NVTX domains", self._nvtx_domains, [])
         util = self._section("GPU utilisation", lambda: self._utilisation(export.duration_ns), [])
         return NsysSqliteResult(
             export=export,
@@ -329,6 +343,7 @@ class _Reader:
             api_calls=tuple(api),
             os_runtime=tuple(osrt),
             ranges=tuple(ranges),
+            nvtx_domains=tuple(domains),
             utilisation=tuple(util),
             diagnostics=tuple(self._section("diagnostics", self._diagnostics, [])),
             warnings=tuple(self.warnings),
@@ -687,9 +702,8 @@ class _Reader:
         named = self._named(table, "t.nameId", rows, lambda k: api_display_name(name_of(k)))
         return with_time_pct(TimeStat(**r) for r in named)
 
-    def _ranges(self) -> list[RangeStat]:
-        if not self._has(NVTX, "start", "end", "eventType"):
-            return []
+    def _range_styles(self) -> dict[int, str]:
+        """eventType id -> "PushPop" / "StartEnd", from the export's enum when it has one."""
         styles = dict(_NVTX_RANGE_IDS)
         if self._has("ENUM_NSYS_EVENT_TYPE", "id", "name"):
             found = {
@@ -698,13 +712,22 @@ class _Reader:
                 if str(n) in _NVTX_RANGE_TYPES
             }
             styles = found or styles
-        # Ranges are few next to kernels: their text is grouped directly (no id to sort by).
+        return styles
+
+    def _nvtx_text_expr(self) -> str:
         parts = []
         if self._has(NVTX, "text"):
             parts.append("t.text")
         if self._has(NVTX, "textId") and "StringIds" in self.tables:
             parts.append("(SELECT value FROM StringIds s WHERE s.id = t.textId)")
-        name_expr = "COALESCE(" + ", ".join([*parts, "'(unnamed)'"]) + ")"
+        return "COALESCE(" + ", ".join([*parts, "'(unnamed)'"]) + ")"
+
+    def _ranges(self) -> list[RangeStat]:
+        if not self._has(NVTX, "start", "end", "eventType"):
+            return []
+        styles = self._range_styles()
+        # Ranges are few next to kernels: their text is grouped directly (no id to sort by).
+        name_expr = self._nvtx_text_expr()
         out: list[RangeStat] = []
         for style in sorted(set(styles.values())):
             ids = ", ".join(str(i) for i, s in styles.items() if s == style)
@@ -713,6 +736,56 @@ class _Reader:
                 out.append(RangeStat(**r, style=style))
         out.sort(key=lambda r: (-r.total_ns, r.name))
         return with_time_pct(out)
+
+    def _nvtx_domains(self) -> list[NvtxDomain]:
+        """Ranges per NVTX domain: NCCL, PyTorch (record_function with emit_nvtx), your own.
+
+        Domain names come from the export's domain-create events (the text of the row whose
+        eventType is NvtxDomainCreate, for that domainId); ids without one, and 0, are the
+        default domain. Ids are per process, so domains are merged by name.
+        """
+        if not self._has(NVTX, "start", "end", "eventType", "domainId"):
+            return []
+        range_ids = ", ".join(str(i) for i in self._range_styles())
+        create = [75]
+        if self._has("ENUM_NSYS_EVENT_TYPE", "id", "name"):
+            create = [
+                int(i)
+                for i, n in self._rows("SELECT id, name FROM ENUM_NSYS_EVENT_TYPE")
+                if str(n) in ("NvtxDomainCreate", "NvtxtDomainCreate")
+            ] or create
+        text = self._nvtx_text_expr()
+        names: dict[int, str] = {}
+        sql = (
+            f"SELECT t.domainId, {text} FROM {NVTX} t "
+            f"WHERE t.eventType IN ({', '.join(map(str, create))}) LIMIT {MAX_NAMES}"
+        )
+        for domain_id, name in self._rows(sql):
+            if domain_id is not None:
+                names[int(domain_id)] = str(name)[:200]
+        sql = f"""
+            SELECT t.domainId, COUNT(*), SUM(t."end" - t.start), MAX(t."end" - t.start),
+                   COUNT(DISTINCT {text})
+            FROM {NVTX} t
+            WHERE t."end" IS NOT NULL AND t.start IS NOT NULL AND t.eventType IN ({range_ids})
+            GROUP BY t.domainId LIMIT {MAX_NAMES}
+        """
+        merged: dict[str, list[Any]] = {}
+        for domain_id, count, total, longest, distinct in self._rows(sql):
+            key = int(domain_id) if domain_id is not None else 0
+            label = names.get(key) or ("default" if key == 0 else f"domain {key}")
+            row = merged.setdefault(label, [[], 0, 0, 0.0, 0.0])
+            row[0].append(key)
+            row[1] += count
+            row[2] += distinct  # names of two ids of one domain may repeat: an upper bound
+            row[3] += float(total or 0)
+            row[4] = max(row[4], float(longest or 0))
+        out = [
+            NvtxDomain(label, tuple(sorted(ids)), count, distinct, total, longest)
+            for label, (ids, count, distinct, total, longest) in merged.items()
+        ]
+        out.sort(key=lambda d: (-d.total_ns, d.domain))
+        return out
 
     # --- utilisation --------------------------------------------------------------------------
 

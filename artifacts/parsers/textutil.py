@@ -279,12 +279,29 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def peek(stream: BinaryIO, size: int = 4096) -> tuple[bytes, BinaryIO]:
-    """The first ``size`` bytes of ``stream`` and a stream that still starts at byte 0."""
+def peek(
+    stream: BinaryIO, size: int = 4096, *, buffer_size: int = io.DEFAULT_BUFFER_SIZE
+) -> tuple[bytes, BinaryIO]:
+    """The first ``size`` bytes of ``stream`` and a stream that still starts at byte 0.
+
+    Reads until ``size`` bytes or the end: a raw stream (socket, pipe) may hand out fewer
+    bytes per read than asked for, and a short head would mislead content sniffing.
+    """
+    parts: list[bytes] = []
+    got = 0
     try:
-        head = stream.read(size)
+        while got < size:
+            chunk = stream.read(size - got)
+            if not chunk:
+                break
+            if not isinstance(chunk, bytes | bytearray):
+                raise ParseError("expected a binary stream")
+            parts.append(bytes(chunk))
+            got += len(chunk)
     except ParseError:
         raise
     except (OSError, ValueError, EOFError) as exc:
         raise ParseError(f"could not read the file: {exc}", permanent=False) from exc
-    return head, io.BufferedReader(_Prefixed(head, stream))  # type: ignore[return-value]
+    head = b"".join(parts)
+    reader = io.BufferedReader(_Prefixed(head, stream), buffer_size=buffer_size)
+    return head, reader  # type: ignore[return-value]

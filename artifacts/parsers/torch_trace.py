@@ -2,16 +2,20 @@
 
 One trace file is one rank. The file is read in ~2 MiB chunks cut at event boundaries and
 each chunk is decoded by msgspec straight into small typed structs holding only the fields
-the analyses need; those are appended to numpy columns (GPU events, correlated CPU calls),
-so neither a dict per event nor the whole document is ever held. Chunks that do not cut
-cleanly (unusual formatting, bad bytes, the end of the array) fall back to an exact scanner
-that reads events one at a time. Memory is the chunk buffer plus the columns: about 40
-bytes per GPU event and 25 per runtime call (69 MB peak for a 324 MB trace, 136 MB for 1 GB).
+the analyses need; those become numpy records (GPU events, correlated CPU calls, NCCL
+metadata) in spill tables (:mod:`.spill`), so neither a dict per event nor the whole
+document is ever held. Chunks that do not cut cleanly (unusual formatting, bad bytes, the
+end of the array) fall back to an exact scanner that reads events one at a time.
 
-The analyses themselves live in :mod:`artifacts.analysis.trace_breakdown`; they follow HTA
-0.5.0's definitions. Two windows are reported: the whole trace (``breakdown``) and HTA's
-default window (``breakdown_steps``: GPU work launched before the last ProfilerStep, which
-HTA drops because it is usually cut short). See docs/formats.md, section torch_trace.
+Memory does not grow with the trace: past ``spill.CHUNK_ROWS`` rows the tables live in a
+temporary file, the GPU events are joined to their launch calls one bucket of correlation
+ids at a time, then read back in start order, bucket by bucket, by the incremental
+accumulators of :mod:`artifacts.analysis.trace_stream` (62-77 MB peak from 324 MB to 3 GB).
+Those follow HTA 0.5.0's definitions, as the whole-array functions of
+:mod:`artifacts.analysis.trace_breakdown` (which :func:`read_trace` + tests use) do. Two
+windows are reported: the whole trace (``breakdown``) and HTA's default window
+(``breakdown_steps``: GPU work launched before the last ProfilerStep, which HTA drops
+because it is usually cut short). See docs/formats.md, section torch_trace.
 """
 
 from __future__ import annotations
@@ -27,7 +31,9 @@ import msgspec
 import numpy as np
 
 from artifacts.analysis import trace_breakdown as tb
+from artifacts.analysis import trace_stream as ts_
 
+from . import spill
 from .base import ParseError, ParseResult
 
 KIND = "torch_trace"
@@ -59,6 +65,11 @@ _GPU_KINDS: dict[str, int] = {
     "cuda_sync": _K_SYNC,
 }
 _GPU_ANNOTATION = "gpu_user_annotation"
+# record_function / NVTX-style ranges: host-side, and their GPU-side projection. Kineto has no
+# NVTX domains of its own; the category is the domain.
+_ANNOTATION_DOMAINS = frozenset({"user_annotation", _GPU_ANNOTATION})
+MAX_ANNOTATION_NAMES = 1000  # per domain; further names are summed into one row
+_OTHER_ANNOTATIONS = "(other names)"
 
 # Host calls whose GPU work is a launch (HTA's list, plus the HIP and driver-API spellings).
 _LAUNCH_APIS = frozenset(
@@ -161,6 +172,8 @@ class TorchTraceResult(ParseResult):
     steps: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     collectives: list[dict[str, Any]] = dataclasses.field(default_factory=list)
     collectives_summary: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    annotation_domains: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+    annotations: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The public contract (issue #3): run facts at the top level, both windows under
@@ -347,26 +360,56 @@ def _typed(code: str, values: list[Any]) -> array.array:
         return array.array(code, [v if -limit <= v <= limit else -1 for v in values])
 
 
-# Column name -> (array typecode, numpy dtype). array.array grows in place (realloc), so
-# the columns are held once, compactly, and become numpy arrays without a copy.
-_GPU_COLUMNS = {
-    "ts": ("d", np.float64),
-    "dur": ("d", np.float64),
-    "name_id": ("i", np.int32),
-    "stream": ("i", np.int32),
-    "correlation": ("q", np.int64),
-    "kind": ("b", np.int8),
-}
-_CPU_COLUMNS = {
-    "ts": ("d", np.float64),
-    "dur": ("d", np.float64),
-    "correlation": ("q", np.int64),
-    "launch": ("B", np.bool_),
-}
+# Records the analyses read back, one table each (see spill.py: they go to a temporary file
+# past CHUNK_ROWS rows, so memory stays flat). GPU events carry the fields the correlation
+# join fills in: the first host call with the same correlation id (its start, duration and
+# whether it is a launch call) and whether a host call of theirs started in HTA's window.
+_GPU_DTYPE = np.dtype(
+    [
+        ("ts", "f8"),
+        ("dur", "f8"),
+        ("mts", "f8"),
+        ("mdur", "f8"),
+        ("index", "i8"),
+        ("corr", "i8"),
+        ("name_id", "i4"),
+        ("stream", "i4"),
+        ("kind", "i1"),
+        ("mlaunch", "i1"),
+        ("win", "i1"),
+    ]
+)
+_CPU_DTYPE = np.dtype([("ts", "f8"), ("dur", "f8"), ("corr", "i8"), ("launch", "i1")])
+# NCCL metadata: string fields are ids into the collector's interned strings (-1: none).
+_ARGS_FIELDS = [
+    ("coll", "i4"),
+    ("in_n", "i8"),
+    ("out_n", "i8"),
+    ("group", "i8"),
+    ("dtype", "i4"),
+    ("pg_name", "i4"),
+    ("pg_desc", "i4"),
+]
+_COMM_DTYPE = np.dtype(
+    [
+        ("ts", "f8"),
+        ("dur", "f8"),
+        ("index", "i8"),
+        ("ext", "i8"),
+        ("name_id", "i4"),
+        ("stream", "i4"),
+        ("own", "i1"),
+        *_ARGS_FIELDS,
+    ]
+)
+_CPU_COMM_DTYPE = np.dtype([("ext", "i8"), *_ARGS_FIELDS])
+_ARGS_NAMES = [name for name, _ in _ARGS_FIELDS]
+_NO_ARGS = (-1, -1, -1, -1, -1, -1, -1)
+MAX_STRINGS = 10_000
 
 
 # ---------------------------------------------------------------------------------------
-# Collecting columns
+# Collecting records
 # ---------------------------------------------------------------------------------------
 
 
@@ -382,40 +425,57 @@ class _CommArgs:
     pg_name: str | None = None
     pg_desc: str | None = None
 
-    @classmethod
-    def from_args(cls, a: _Args) -> _CommArgs:
-        return cls(
-            collective=a.collective if isinstance(a.collective, str) else None,
-            in_nelems=_as_count(a.in_nelems),
-            out_nelems=_as_count(a.out_nelems),
-            group_size=_as_count(a.group_size),
-            dtype=a.dtype if isinstance(a.dtype, str) else None,
-            pg_name=str(a.pg_name) if a.pg_name is not None else None,
-            pg_desc=str(a.pg_desc) if a.pg_desc is not None else None,
-        )
+
+def _valid_times(ts: np.ndarray, dur: np.ndarray) -> np.ndarray:
+    valid = np.isfinite(ts) & np.isfinite(dur) & (np.abs(ts) < _MAX_ABS_TS)
+    return valid & (dur >= 0) & (dur < _MAX_ABS_TS)
 
 
 class _Collector:
-    """Turns decoded events into columns. The loop in ``add`` is the hot path."""
+    """Turns decoded events into records. The loop in ``add`` is the hot path."""
 
     def __init__(self) -> None:
         self.events = 0
         self.bad_events = 0
+        self.dropped_gpu = 0
         self.cat_counts: dict[str, int] = {}
         self.names: list[str] = []
         self.name_ids: dict[str, int] = {}
         self.name_types: list[int] = []
         self.runtime_names: dict[str, int] = {}
         self.steps: list[tuple[str, float, float]] = []
+        self.steps_dropped = 0
         self.step_names: set[str] = set()
         self.step_cutoff = -math.inf
-        self.comm_kernel_args: dict[int, _CommArgs] = {}
-        self.comm_kernel_ext: dict[int, int] = {}
-        self.cpu_comm_args: dict[int, _CommArgs] = {}
+        self.strings: list[str] = []
+        self._string_ids: dict[str, int] = {}
         self.gpu_devices: set[int] = set()
-        self.gpu_total = 0
-        self._gpu = {name: array.array(code) for name, (code, _) in _GPU_COLUMNS.items()}
-        self._cpu = {name: array.array(code) for name, (code, _) in _CPU_COLUMNS.items()}
+        # (domain, name) -> [count, total, min, max] of the annotation ranges
+        self.annotations: dict[tuple[str, str], list[float]] = {}
+        self._annotation_names: dict[str, int] = {}
+        self.gpu_total = 0  # GPU events seen (their index), valid or not
+        self.gpu_valid = 0
+        self.ts_min = math.inf
+        # GPU events with a correlation id (joined to host calls) and without one.
+        self.gpu = spill.SpillTable(_GPU_DTYPE, sample=("corr", "ts"))
+        self.gpu_uncorrelated = spill.SpillTable(_GPU_DTYPE, sample=("ts",))
+        self.cpu = spill.SpillTable(_CPU_DTYPE, sample=("corr",))
+        # Communication kernels whose NCCL metadata is on their record_param_comms op (same
+        # External id), and those that carry it themselves or have no External id.
+        self.comm = spill.SpillTable(_COMM_DTYPE, sample=("ext", "ts"))
+        self.comm_resolved = spill.SpillTable(_COMM_DTYPE, sample=("ts",))
+        self.cpu_comm = spill.SpillTable(_CPU_COMM_DTYPE, sample=("ext",))
+
+    def close(self) -> None:
+        for table in (
+            self.gpu,
+            self.gpu_uncorrelated,
+            self.cpu,
+            self.comm,
+            self.comm_resolved,
+            self.cpu_comm,
+        ):
+            table.close()
 
     def _new_name(self, name: str, kind: int) -> int:
         nid = len(self.names)
@@ -430,6 +490,33 @@ class _Collector:
         self.name_types.append(code)
         return nid
 
+    def _string(self, value: Any) -> int:
+        if value is None:
+            return -1
+        text = value if isinstance(value, str) else str(value)
+        sid = self._string_ids.get(text)
+        if sid is None:
+            if len(self.strings) >= MAX_STRINGS:
+                return -1  # a file with this many process group names is not a real trace
+            sid = self._string_ids[text] = len(self.strings)
+            self.strings.append(text[:300])
+        return sid
+
+    def _args(self, a: _Args) -> tuple[int, ...]:
+        def count(value: Any) -> int:
+            number = _as_count(value)
+            return -1 if number is None else number
+
+        return (
+            self._string(a.collective) if isinstance(a.collective, str) else -1,
+            count(a.in_nelems),
+            count(a.out_nelems),
+            count(a.group_size),
+            self._string(a.dtype) if isinstance(a.dtype, str) else -1,
+            self._string(a.pg_name),
+            self._string(a.pg_desc),
+        )
+
     def add(self, events: list[Any]) -> None:
         g_ts: list[float] = []
         g_dur: list[float] = []
@@ -441,14 +528,15 @@ class _Collector:
         c_dur: list[float] = []
         c_corr: list[int] = []
         c_launch: list[bool] = []
+        comm: list[tuple[int, int, int, tuple[int, ...]]] = []  # position, own, ext, args
+        cpu_comm: list[tuple[int, tuple[int, ...]]] = []  # External id, args
         cat_counts = self.cat_counts
         name_ids = self.name_ids
         name_types = self.name_types
         runtime_names = self.runtime_names
         gpu_kinds = _GPU_KINDS
         launch_apis = _LAUNCH_APIS
-        comm = tb.COMMUNICATION
-        base = self.gpu_total
+        comm_type = tb.COMMUNICATION
         self.events += len(events)
         for ev in events:
             cls = ev.__class__
@@ -480,8 +568,8 @@ class _Collector:
                         corr = -1
                 if kind == _K_SYNC and stream < 0:
                     continue  # device-wide syncs sit on no stream; HTA ignores them too
-                if name_types[nid] == comm:
-                    self._note_comm_kernel(base + len(g_ts), a)
+                if name_types[nid] == comm_type:
+                    comm.append(self._comm_kernel(len(g_ts), a))
                 g_ts.append(ts)
                 g_dur.append(dur)
                 g_nid.append(nid)
@@ -502,67 +590,148 @@ class _Collector:
                     c_launch.append(name in launch_apis)
                     runtime_names[name] = runtime_names.get(name, 0) + 1
                 if a.collective is not None and a.external_id is not None:
-                    self.cpu_comm_args[a.external_id] = _CommArgs.from_args(a)
+                    cpu_comm.append((a.external_id, self._args(a)))
             if name.startswith("ProfilerStep"):
                 self._note_step(cat, name, ev.ts, ev.dur)
-        self.gpu_total += len(g_ts)
+            if cat in _ANNOTATION_DOMAINS:
+                self._note_annotation(cat, name, ev.dur)
         if g_ts:
-            _append(self._gpu, _GPU_COLUMNS, (g_ts, g_dur, g_nid, g_stream, g_corr, g_kind))
+            self._store_gpu(g_ts, g_dur, g_nid, g_stream, g_corr, g_kind, comm)
         if c_ts:
-            _append(self._cpu, _CPU_COLUMNS, (c_ts, c_dur, c_corr, c_launch))
+            self._store_cpu(c_ts, c_dur, c_corr, c_launch)
+        if cpu_comm:
+            self._store_cpu_comm(cpu_comm)
 
-    def _note_comm_kernel(self, index: int, a: _Args | None) -> None:
+    def _comm_kernel(self, position: int, a: _Args | None) -> tuple[int, int, int, tuple]:
         if a is None:
-            return
+            return position, 0, -1, _NO_ARGS
+        ext = a.external_id if a.external_id is not None else -1
         if a.collective is not None:
-            self.comm_kernel_args[index] = _CommArgs.from_args(a)
-        elif a.external_id is not None:
-            self.comm_kernel_ext[index] = a.external_id
+            return position, 1, ext, self._args(a)
+        return position, 0, ext, _NO_ARGS
+
+    def _store_cpu_comm(self, rows: list[tuple[int, tuple[int, ...]]]) -> None:
+        rec = np.empty(len(rows), _CPU_COMM_DTYPE)
+        rec["ext"] = np.frombuffer(_typed("q", [ext for ext, _ in rows]), np.int64)
+        args = np.array([values for _, values in rows], np.int64)
+        for i, name in enumerate(_ARGS_NAMES):
+            rec[name] = args[:, i]
+        self.cpu_comm.append(rec)
+
+    def _store_gpu(
+        self,
+        g_ts: list[float],
+        g_dur: list[float],
+        g_nid: list[int],
+        g_stream: list[int],
+        g_corr: list[int],
+        g_kind: list[int],
+        comm: list[tuple[int, int, int, tuple[int, ...]]],
+    ) -> None:
+        n = len(g_ts)
+        rec = np.empty(n, _GPU_DTYPE)
+        rec["ts"] = g_ts
+        rec["dur"] = g_dur
+        rec["name_id"] = g_nid
+        rec["stream"] = np.frombuffer(_typed("i", g_stream), np.int32)
+        rec["corr"] = np.frombuffer(_typed("q", g_corr), np.int64)
+        rec["kind"] = g_kind
+        rec["index"] = np.arange(self.gpu_total, self.gpu_total + n)
+        rec["mts"] = np.nan
+        rec["mdur"] = np.nan
+        rec["mlaunch"] = 0
+        rec["win"] = 0
+        self.gpu_total += n
+        valid = _valid_times(rec["ts"], rec["dur"])
+        kept = rec if valid.all() else rec[valid]
+        self.dropped_gpu += n - kept.size
+        if kept.size == 0:
+            return
+        self.gpu_valid += kept.size
+        self.ts_min = min(self.ts_min, float(kept["ts"].min()))
+        correlated = kept["corr"] >= 0
+        self.gpu.append(kept[correlated])
+        self.gpu_uncorrelated.append(kept[~correlated])
+        if comm:
+            self._store_comm(rec, valid, comm)
+
+    def _store_comm(
+        self, rec: np.ndarray, valid: np.ndarray, comm: list[tuple[int, int, int, tuple]]
+    ) -> None:
+        comm = [c for c in comm if valid[c[0]]]
+        if not comm:
+            return
+        positions = np.array([c[0] for c in comm], np.int64)
+        out = np.empty(len(comm), _COMM_DTYPE)
+        for name in ("ts", "dur", "index", "name_id", "stream"):
+            out[name] = rec[name][positions]
+        out["own"] = [c[1] for c in comm]
+        out["ext"] = np.frombuffer(_typed("q", [c[2] for c in comm]), np.int64)
+        args = np.array([c[3] for c in comm], np.int64)
+        for i, name in enumerate(_ARGS_NAMES):
+            out[name] = args[:, i]
+        resolved = (out["own"] == 1) | (out["ext"] < 0)
+        self.comm_resolved.append(out[resolved])
+        self.comm.append(out[~resolved])
+
+    def _store_cpu(
+        self, c_ts: list[float], c_dur: list[float], c_corr: list[int], c_launch: list[bool]
+    ) -> None:
+        rec = np.empty(len(c_ts), _CPU_DTYPE)
+        rec["ts"] = c_ts
+        rec["dur"] = c_dur
+        rec["corr"] = np.frombuffer(_typed("q", c_corr), np.int64)
+        rec["launch"] = c_launch
+        ts, dur = rec["ts"], rec["dur"]
+        valid = np.isfinite(ts) & np.isfinite(dur) & (np.abs(ts) < _MAX_ABS_TS)
+        if valid.any():
+            self.ts_min = min(self.ts_min, float(ts[valid].min()))
+        # A negative correlation id is "none": no GPU event is joined to it.
+        self.cpu.append(rec[valid & (rec["corr"] >= 0)])
 
     def _note_step(self, cat: str, name: str, ts: float | None, dur: float | None) -> None:
         if ts is None or dur is None or not math.isfinite(ts + dur) or abs(ts) > _MAX_ABS_TS:
             return
         # HTA counts every non-kernel event named ProfilerStep* (GPU annotations included)
-        # when deciding whether, and where, to cut the last step.
-        self.step_names.add(name)
+        # when deciding whether, and where, to cut the last step; only "two or more" matters.
+        if len(self.step_names) < 2:
+            self.step_names.add(name)
         self.step_cutoff = max(self.step_cutoff, ts)
         if cat != _GPU_ANNOTATION:
             self.steps.append((name, ts, dur))
+            if len(self.steps) > 4 * MAX_STEPS:
+                self._compact_steps()
 
-    def gpu_columns(self) -> dict[str, np.ndarray]:
-        """The GPU columns as numpy arrays (hands them over: the collector forgets them)."""
-        cols = _as_numpy(self._gpu, _GPU_COLUMNS)
-        cols["index"] = np.arange(cols["ts"].size, dtype=np.int32)
-        return cols
+    def _note_annotation(self, domain: str, name: str, dur: float | None) -> None:
+        if dur is None or not 0 <= dur < _MAX_ABS_TS:
+            return
+        if name.startswith("ProfilerStep"):
+            name = "ProfilerStep#*"  # one row for the steps, not one per step
+        key = (domain, name)
+        row = self.annotations.get(key)
+        if row is None:
+            seen = self._annotation_names.get(domain, 0)
+            if seen >= MAX_ANNOTATION_NAMES:
+                key = (domain, _OTHER_ANNOTATIONS)
+                row = self.annotations.get(key)
+            else:
+                self._annotation_names[domain] = seen + 1
+            if row is None:
+                row = self.annotations[key] = [0, 0.0, math.inf, -math.inf]
+        row[0] += 1
+        row[1] += dur
+        if dur < row[2]:
+            row[2] = dur
+        if dur > row[3]:
+            row[3] = dur
 
-    def cpu_columns(self) -> dict[str, np.ndarray]:
-        return _as_numpy(self._cpu, _CPU_COLUMNS)
-
-
-def _append(
-    store: dict[str, array.array], spec: dict[str, tuple[str, Any]], batch: tuple[list, ...]
-) -> None:
-    typed = [_typed(code, values) for (code, _), values in zip(spec.values(), batch, strict=True)]
-    for name, values in zip(spec, typed, strict=True):
-        store[name].extend(values)
-
-
-def _as_numpy(
-    store: dict[str, array.array], spec: dict[str, tuple[str, Any]]
-) -> dict[str, np.ndarray]:
-    cols = {
-        name: np.frombuffer(store[name], dtype=dtype) if len(store[name]) else np.empty(0, dtype)
-        for name, (_, dtype) in spec.items()
-    }
-    store.clear()  # the numpy views now own the only references
-    return cols
-
-
-def _select(cols: dict[str, np.ndarray], index: np.ndarray) -> dict[str, np.ndarray]:
-    """``cols`` reordered/filtered by ``index``, in place one column at a time."""
-    for key in list(cols):
-        cols[key] = cols[key].take(index)
-    return cols
+    def _compact_steps(self) -> None:
+        """Keep the earliest steps only (the result lists the first MAX_STEPS), counting the
+        others, so a trace with very many steps costs a bounded list."""
+        unique = sorted({(ts, dur, name) for name, ts, dur in self.steps})
+        keep = unique[: 2 * MAX_STEPS]
+        self.steps_dropped += len(unique) - len(keep)
+        self.steps = [(name, ts, dur) for ts, dur, name in keep]
 
 
 # ---------------------------------------------------------------------------------------
@@ -951,7 +1120,15 @@ def _decode_key(raw: bytes) -> str | None:
 
 def parse(stream: BinaryIO) -> TorchTraceResult:
     """Parse a (decompressed) Kineto trace stream; partial results carry warnings."""
-    return _guarded(lambda: analyse(_read_trace(stream)))
+    return _guarded(lambda: _parse(stream))
+
+
+def _parse(stream: BinaryIO) -> TorchTraceResult:
+    data = _read_trace(stream)
+    try:
+        return _Analysis(data).result()
+    finally:
+        data.collector.close()
 
 
 def _guarded(work: Any) -> Any:
@@ -969,9 +1146,40 @@ def _guarded(work: Any) -> Any:
 
 
 @dataclasses.dataclass
-class TraceColumns:
-    """One trace reduced to what the analyses need (the output of :func:`read_trace`).
+class _TraceData:
+    """What reading left: the collector's tables and counters, the metadata, warnings."""
 
+    collector: _Collector
+    meta: dict[str, Any]
+    warnings: list[str]
+    bytes_read: int
+    truncated: bool
+
+    @property
+    def has_step_window(self) -> bool:
+        """HTA cuts the last ProfilerStep only when there are at least two of them."""
+        return len(self.collector.step_names) >= 2
+
+    @property
+    def window_last_ts(self) -> float:
+        """Latest host-call start inside HTA's window. HTA compares rounded-up starts:
+        ceil(ts) < ceil(cutoff) <=> ts <= ceil(cutoff) - 1."""
+        cutoff = self.collector.step_cutoff
+        return math.ceil(cutoff) - 1 if math.isfinite(cutoff) else -math.inf
+
+    @property
+    def hta_name_types(self) -> np.ndarray:
+        """Kernel type per name by name alone, as HTA types every GPU event (so that, e.g.,
+        a "Stream Wait Event" sync counts as compute there)."""
+        return np.array([tb.classify_kernel(n) for n in self.collector.names], dtype=np.int8)
+
+
+@dataclasses.dataclass
+class TraceColumns:
+    """One trace's events as whole in-memory columns (the output of :func:`read_trace`).
+
+    For tests and tools that want to check the streaming analyses on small traces with the
+    whole-array functions of :mod:`trace_breakdown`: memory grows with the trace.
     ``gpu``: GPU events sorted by start, columns ts, dur, end, name_id, type (kernel type
     code of :mod:`trace_breakdown`), stream, correlation, kind, index (order in the file).
     ``cpu``: host events carrying a correlation id (runtime/driver calls), sorted by
@@ -982,16 +1190,19 @@ class TraceColumns:
     cpu: dict[str, np.ndarray]
     names: list[str]
     name_types: np.ndarray
-    meta: dict[str, Any]
-    warnings: list[str]
-    collector: _Collector
-    bytes_read: int
-    truncated: bool
+    data: _TraceData
+
+    @property
+    def collector(self) -> _Collector:
+        return self.data.collector
 
     @property
     def has_step_window(self) -> bool:
-        """HTA cuts the last ProfilerStep only when there are at least two of them."""
-        return len(self.collector.step_names) >= 2
+        return self.data.has_step_window
+
+    @property
+    def hta_name_types(self) -> np.ndarray:
+        return self.data.hta_name_types
 
     def hta_window(self, keys: tuple[str, ...] | None = None) -> dict[str, np.ndarray]:
         """GPU events of HTA 0.5.0's default view, with HTA's timestamp rounding.
@@ -1005,10 +1216,11 @@ class TraceColumns:
         g = self.gpu
         wanted = set(keys or g) | {"ts", "end", "name_id"}
         if self.has_step_window:
-            # HTA compares rounded-up starts: ceil(ts) < ceil(cutoff) <=> ts <= ceil(cutoff) - 1
-            last = math.ceil(self.collector.step_cutoff) - 1
             mask = tb.hta_step_window(
-                g["correlation"], g["stream"], self.cpu["correlation"], self.cpu["ts"] <= last
+                g["correlation"],
+                g["stream"],
+                self.cpu["correlation"],
+                self.cpu["ts"] <= self.data.window_last_ts,
             )
             g = {k: v[mask] for k, v in g.items() if k in wanted}
         else:
@@ -1018,138 +1230,215 @@ class TraceColumns:
         types = self.hta_name_types[g["name_id"]] if g["name_id"].size else np.empty(0, np.int8)
         return {**g, "ts": ts, "end": end, "dur": end - ts, "type": types}
 
-    @property
-    def hta_name_types(self) -> np.ndarray:
-        """Kernel type per name by name alone, as HTA types every GPU event (so that, e.g.,
-        a "Stream Wait Event" sync counts as compute there)."""
-        return np.array([tb.classify_kernel(n) for n in self.names], dtype=np.int8)
-
 
 def read_trace(stream: BinaryIO) -> TraceColumns:
-    """Stream the file into columns. Raises ParseError when nothing usable is in it."""
-    return _guarded(lambda: _read_trace(stream))
+    """Read a trace into whole in-memory columns (small traces, tests). Raises ParseError
+    when nothing usable is in it."""
+
+    def work() -> TraceColumns:
+        data = _read_trace(stream)
+        c = data.collector
+        name_types = np.array(c.name_types, dtype=np.int8)
+        g = np.concatenate([c.gpu.array(), c.gpu_uncorrelated.array()])
+        g = g[np.lexsort((g["index"], g["ts"]))]
+        cpu = c.cpu.array()
+        cpu = cpu[np.argsort(cpu["corr"], kind="stable")]
+        gpu = {key: g[key] for key in ("ts", "dur", "name_id", "stream", "kind", "index")}
+        gpu["correlation"] = g["corr"]
+        gpu["end"] = g["ts"] + g["dur"]
+        gpu["type"] = name_types[g["name_id"]] if g.size else np.empty(0, np.int8)
+        columns = TraceColumns(
+            gpu=gpu,
+            cpu={
+                "ts": cpu["ts"],
+                "dur": cpu["dur"],
+                "correlation": cpu["corr"],
+                "launch": cpu["launch"].astype(bool),
+            },
+            names=c.names,
+            name_types=name_types,
+            data=data,
+        )
+        c.close()
+        return columns
+
+    return _guarded(work)
 
 
-def _read_trace(stream: BinaryIO) -> TraceColumns:
+def _read_trace(stream: BinaryIO) -> _TraceData:
     collector = _Collector()
-    reader = _TraceReader(stream, collector)
-    reader.run()
-    warnings = list(reader.warnings)
-    if not reader.saw_events_key:
-        raise ParseError("not a PyTorch Profiler trace: no traceEvents array")
-    if collector.events == 0:
-        if reader.truncated or reader.stopped_early:
-            raise ParseError("no complete trace event could be read: " + "; ".join(warnings))
-        raise ParseError("the trace has no events (traceEvents is empty)")
+    try:
+        reader = _TraceReader(stream, collector)
+        reader.run()
+        if not reader.saw_events_key:
+            raise ParseError("not a PyTorch Profiler trace: no traceEvents array")
+        warnings = list(reader.warnings)
+        if collector.events == 0:
+            if reader.truncated or reader.stopped_early:
+                raise ParseError("no complete trace event could be read: " + "; ".join(warnings))
+            raise ParseError("the trace has no events (traceEvents is empty)")
+    except BaseException:
+        collector.close()
+        raise
     if collector.bad_events:
         warnings.append(f"{collector.bad_events} malformed events were skipped")
-    name_types = np.array(collector.name_types, dtype=np.int8)
-    return TraceColumns(
-        gpu=_gpu_columns(collector, name_types, warnings),
-        cpu=_cpu_columns(collector),
-        names=collector.names,
-        name_types=name_types,
+    if collector.dropped_gpu:
+        warnings.append(
+            f"{collector.dropped_gpu} GPU events with impossible timestamps or durations ignored"
+        )
+    return _TraceData(
+        collector=collector,
         meta=_decode_meta(reader.meta_raw, warnings),
         warnings=warnings,
-        collector=collector,
         bytes_read=reader.bytes_read,
         truncated=reader.truncated or reader.stopped_early,
     )
 
 
-def _gpu_columns(
-    collector: _Collector, name_types: np.ndarray, warnings: list[str]
-) -> dict[str, np.ndarray]:
-    g = collector.gpu_columns()
-    ts, dur = g["ts"], g["dur"]
-    valid = np.isfinite(ts) & np.isfinite(dur) & (np.abs(ts) < _MAX_ABS_TS)
-    valid &= (dur >= 0) & (dur < _MAX_ABS_TS)
-    dropped = int(valid.size - np.count_nonzero(valid))
-    if dropped:
-        warnings.append(f"{dropped} GPU events with impossible timestamps or durations ignored")
-    keep = np.flatnonzero(valid)
-    g = _select(g, keep[np.argsort(ts[keep], kind="stable")])
-    g["end"] = g["ts"] + g["dur"]
-    g["type"] = name_types[g["name_id"]] if g["name_id"].size else np.empty(0, np.int8)
-    return g
-
-
-def _cpu_columns(collector: _Collector) -> dict[str, np.ndarray]:
-    c = collector.cpu_columns()
-    valid = np.isfinite(c["ts"]) & np.isfinite(c["dur"]) & (np.abs(c["ts"]) < _MAX_ABS_TS)
-    keep = np.flatnonzero(valid)
-    return _select(c, keep[np.argsort(c["correlation"][keep], kind="stable")])
-
-
-def analyse(columns: TraceColumns) -> TorchTraceResult:
-    """All per-rank analyses of one trace's columns."""
-    return _guarded(lambda: _Analysis(columns).result())
-
-
 class _Analysis:
-    """Turns the collected columns into the result's sections."""
+    """Turns the collected tables into the result's sections, in bounded memory: the GPU
+    events are joined to their host calls bucket by bucket of correlation ids, then read
+    back in start order, chunk by chunk, by the accumulators of :mod:`trace_stream`."""
 
-    def __init__(self, columns: TraceColumns) -> None:
-        self.cols = columns
-        self.c = columns.collector
-        self.warnings = list(columns.warnings)
-        self.meta_in = columns.meta
-        self.gpu = columns.gpu
-        self.cpu = columns.cpu
+    def __init__(self, data: _TraceData) -> None:
+        self.data = data
+        self.c = data.collector
+        self.warnings = list(data.warnings)
+        self.meta_in = data.meta
+        self.names = self.c.names
+        self.name_types = np.array(self.c.name_types, dtype=np.int8)
+        self.steps = self._step_list()
         self.t0 = self._origin()
 
     def _origin(self) -> float:
-        candidates = [float(a.min()) for a in (self.gpu["ts"], self.cpu["ts"]) if a.size]
-        candidates += [ts for _, ts, _ in self.c.steps if math.isfinite(ts)]
+        candidates = [self.c.ts_min] if math.isfinite(self.c.ts_min) else []
+        candidates += [ts for ts, _, _ in self.steps[:1]]
         return min(candidates) if candidates else 0.0
 
     def _rel(self, ts: float) -> float:
         return round(ts - self.t0, 3)
 
+    def _step_list(self) -> list[tuple[float, float, str]]:
+        steps = sorted(
+            {(ts, dur, name) for name, ts, dur in self.c.steps if math.isfinite(ts + dur)}
+        )
+        total = len(steps) + self.c.steps_dropped
+        if total > MAX_STEPS:
+            self.warnings.append(f"{total} ProfilerSteps: listing the first {MAX_STEPS}")
+        return steps[:MAX_STEPS]
+
     # -- sections ------------------------------------------------------------------------
 
     def result(self) -> TorchTraceResult:
-        g = self.gpu
-        launch_ts = tb.lookup(self.cpu["correlation"], self.cpu["ts"], g["correlation"])
         meta = self._meta()
-        if g["ts"].size == 0:
+        if self.c.gpu_valid == 0:
             self.warnings.append(
                 "CPU-only trace: no GPU kernel, memcpy or memset events, so the GPU "
                 "breakdowns are empty"
             )
-        breakdown = tb.temporal_breakdown(g["ts"], g["end"], g["type"], window="trace")
+        timeline = self._timeline()
+        breakdown = timeline["whole"].breakdown()
         if breakdown.get("gpu_events"):
-            breakdown["start_us"] = self._rel(float(g["ts"][0]))
-        kernels, omitted = self._kernels()
+            breakdown["start_us"] = self._rel(float(timeline["whole"].first or 0.0))
+        kernels, omitted = self._kernels(timeline["kernels"])
+        collectives, summary = self._collectives()
         return TorchTraceResult(
             meta=meta,
             breakdown=breakdown,
-            breakdown_steps=self._steps_window(),
-            kernel_types=tb.kernel_type_overlap(g["ts"], g["end"], g["type"]),
-            kernel_type_totals=tb.kernel_type_totals(g["type"], g["dur"]),
+            breakdown_steps=self._steps_window(timeline["window"]),
+            kernel_types=timeline["whole"].kernel_types(),
+            kernel_type_totals=timeline["kernels"].type_totals(),
             kernels=kernels,
             kernels_omitted=omitted,
-            idle=self._idle(launch_ts),
-            launch=self._launch(),
-            steps=self._steps(launch_ts),
-            collectives=self._collectives_rows(),
-            collectives_summary=self._collectives_summary(),
+            idle=self._idle(timeline["idle"]),
+            launch=timeline["launches"].result(),
+            steps=self._steps(timeline["steps"]),
+            collectives=collectives,
+            collectives_summary=summary,
+            **self._annotations(),
             warnings=tuple(self.warnings),
         )
 
-    def _steps_window(self) -> dict[str, Any]:
-        w = self.cols.hta_window(keys=("ts", "end"))
-        window = tb.temporal_breakdown(w["ts"], w["end"], w["type"], window="hta_default")
-        window["filtered"] = self.cols.has_step_window
-        if self.cols.has_step_window:
+    def _joined(self) -> spill.SpillTable:
+        """The correlated GPU events with the fields of their first host call filled in,
+        and whether a host call of theirs started inside HTA's window."""
+        out = spill.SpillTable(_GPU_DTYPE, sample=("ts",))
+        has_window = self.data.has_step_window
+        last = self.data.window_last_ts
+        for gpu, cpu in spill.co_sorted([self.c.gpu, self.c.cpu], "corr"):
+            if gpu.size and cpu.size:
+                keys, queries = cpu["corr"], gpu["corr"]
+                lo = np.searchsorted(keys, queries, side="left")
+                first = np.minimum(lo, keys.size - 1)
+                hit = keys[first] == queries
+                gpu["mts"][hit] = cpu["ts"][first[hit]]
+                gpu["mdur"][hit] = cpu["dur"][first[hit]]
+                gpu["mlaunch"][hit] = cpu["launch"][first[hit]]
+                if has_window:
+                    before = np.zeros(keys.size + 1, dtype=np.int64)
+                    np.cumsum(cpu["ts"] <= last, out=before[1:])
+                    hi = np.searchsorted(keys, queries, side="right")
+                    gpu["win"] = (before[hi] > before[lo]) & (gpu["stream"] >= 0)
+            out.append(gpu)
+        self.c.gpu.close()
+        self.c.cpu.close()
+        return out
+
+    def _timeline(self) -> dict[str, Any]:
+        """One pass over the GPU events in start order feeding every accumulator."""
+        acc: dict[str, Any] = {
+            "whole": ts_.Temporal("trace"),
+            "window": ts_.Temporal("hta_default"),
+            "kernels": ts_.Kernels(len(self.names)),
+            "idle": ts_.Idle(),
+            "launches": ts_.Launches(),
+            "steps": ts_.Steps(
+                np.array([s[0] for s in self.steps]), np.array([s[0] + s[1] for s in self.steps])
+            ),
+        }
+        hta_types = self.data.hta_name_types
+        has_window = self.data.has_step_window
+        joined = self._joined()
+        window_events = 0
+        try:
+            for parts in spill.co_sorted([joined, self.c.gpu_uncorrelated], "ts"):
+                g = np.concatenate(parts)
+                del parts
+                g = g[np.lexsort((g["index"], g["ts"]))]  # start, then file order
+                ts, dur, launch_ts = g["ts"], g["dur"], g["mts"]
+                end = ts + dur
+                types = self.name_types[g["name_id"]]
+                acc["whole"].add(ts, end, types)
+                acc["kernels"].add(g["name_id"], dur, types)
+                acc["steps"].add(ts, end, types, launch_ts)
+                # HTA's idle analysis looks at kernels/memcpy/memset, not stream syncs
+                work = g["kind"] != _K_SYNC
+                acc["idle"].add(ts[work], end[work], g["stream"][work], launch_ts[work])
+                launched = (g["mlaunch"] == 1) & (g["stream"] >= 0)
+                acc["launches"].add(
+                    launch_ts[launched], g["mdur"][launched], ts[launched], dur[launched]
+                )
+                inside = g["win"] == 1 if has_window else np.ones(ts.size, bool)
+                window_events += int(np.count_nonzero(inside))
+                acc["window"].add(
+                    np.ceil(ts[inside]), np.floor(end[inside]), hta_types[g["name_id"][inside]]
+                )
+        finally:
+            joined.close()
+        acc["window_events"] = window_events
+        return acc
+
+    def _steps_window(self, temporal: ts_.Temporal) -> dict[str, Any]:
+        window = temporal.breakdown()
+        window["filtered"] = self.data.has_step_window
+        if self.data.has_step_window:
             window["cutoff_us"] = self._rel(self.c.step_cutoff)
-            window["dropped_gpu_events"] = int(self.gpu["ts"].size - w["ts"].size)
-        window["kernel_types"] = tb.kernel_type_overlap(w["ts"], w["end"], w["type"])
+            window["dropped_gpu_events"] = int(self.c.gpu_valid - temporal.events)
+        window["kernel_types"] = temporal.kernel_types()
         return window
 
-    def _kernels(self) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
-        g = self.gpu
-        rows = tb.kernel_table(g["name_id"], g["dur"], self.cols.names, self.cols.name_types)
+    def _kernels(self, acc: ts_.Kernels) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+        rows = acc.table(self.names, self.name_types)
         if len(rows) <= MAX_KERNELS:
             return rows, None
         rest = rows[MAX_KERNELS:]
@@ -1164,40 +1453,16 @@ class _Analysis:
         }
         return rows[:MAX_KERNELS], omitted
 
-    def _idle(self, launch_ts: np.ndarray) -> dict[str, Any]:
-        g = self.gpu
-        mask = g["kind"] != _K_SYNC  # HTA's idle analysis looks at kernels/memcpy/memset
-        idle = tb.idle_breakdown(g["ts"][mask], g["end"][mask], g["stream"][mask], launch_ts[mask])
+    def _idle(self, acc: ts_.Idle) -> dict[str, Any]:
+        idle = acc.result()
         if len(idle["streams"]) > MAX_STREAMS:
             idle["streams"] = sorted(idle["streams"], key=lambda r: -r["idle_us"])[:MAX_STREAMS]
             self.warnings.append(f"idle breakdown lists the {MAX_STREAMS} idlest streams only")
         return idle
 
-    def _launch(self) -> dict[str, Any]:
-        g, cpu = self.gpu, self.cpu
-        is_launch = tb.lookup(
-            cpu["correlation"], cpu["launch"].astype(np.float64), g["correlation"]
-        )
-        mask = (is_launch == 1.0) & (g["stream"] >= 0) & (g["correlation"] >= 0)
-        cpu_ts = tb.lookup(cpu["correlation"], cpu["ts"], g["correlation"][mask])
-        cpu_dur = tb.lookup(cpu["correlation"], cpu["dur"], g["correlation"][mask])
-        return tb.launch_stats(cpu_ts, cpu_dur, g["ts"][mask], g["dur"][mask])
-
-    def _steps(self, launch_ts: np.ndarray) -> list[dict[str, Any]]:
-        steps = sorted(
-            {(ts, dur, name) for name, ts, dur in self.c.steps if math.isfinite(ts + dur)}
-        )
-        if len(steps) > MAX_STEPS:
-            self.warnings.append(f"{len(steps)} ProfilerSteps: listing the first {MAX_STEPS}")
-            steps = steps[:MAX_STEPS]
-        if not steps:
-            return []
-        starts = np.array([s[0] for s in steps])
-        ends = np.array([s[0] + s[1] for s in steps])
-        g = self.gpu
-        gpu_rows = tb.per_step_gpu(starts, ends, g["ts"], g["end"], g["type"], launch_ts)
+    def _steps(self, acc: ts_.Steps) -> list[dict[str, Any]]:
         rows = []
-        for (ts, dur, name), gpu_row in zip(steps, gpu_rows, strict=True):
+        for (ts, dur, name), gpu_row in zip(self.steps, acc.rows(), strict=True):
             m = _STEP_RE.search(name)
             rows.append(
                 {
@@ -1210,80 +1475,149 @@ class _Analysis:
             )
         return rows
 
+    def _annotations(self) -> dict[str, list[dict[str, Any]]]:
+        """record_function / NVTX-style ranges per domain (Kineto category) and per name."""
+        rows = [
+            {
+                "domain": domain,
+                "name": name[:300],
+                "count": int(count),
+                "sum_us": round(total, 3),
+                "mean_us": round(total / count, 3),
+                "min_us": round(low, 3),
+                "max_us": round(high, 3),
+            }
+            for (domain, name), (count, total, low, high) in self.c.annotations.items()
+        ]
+        rows.sort(key=lambda r: (r["domain"], -r["sum_us"], r["name"]))
+        domains: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            d = domains.setdefault(
+                r["domain"], {"domain": r["domain"], "ranges": 0, "names": 0, "sum_us": 0.0}
+            )
+            d["ranges"] += r["count"]
+            d["names"] += 1
+            d["sum_us"] = round(d["sum_us"] + r["sum_us"], 3)
+        return {"annotation_domains": list(domains.values()), "annotations": rows}
+
     # -- collectives ---------------------------------------------------------------------
 
-    def _collective_args(self, i: int) -> tuple[str | None, _CommArgs]:
-        """Collective and NCCL metadata of GPU event ``i``: the kernel's own args, else its
-        record_param_comms op (same External id), else the kernel name."""
-        g = self.gpu
-        index = int(g["index"][i])
-        args = self.c.comm_kernel_args.get(index)
-        if args is None and index in self.c.comm_kernel_ext:
-            args = self.c.cpu_comm_args.get(self.c.comm_kernel_ext[index])
-        args = args or _CommArgs()
-        if args.collective:
-            return tb.normalise_collective(args.collective), args
-        return tb.collective_from_kernel(self.c.names[int(g["name_id"][i])]), args
+    def _comm_joined(self) -> spill.SpillTable:
+        """Communication kernels without metadata of their own, given that of their
+        record_param_comms op (same External id; the last one wins, as a dict would)."""
+        out = spill.SpillTable(_COMM_DTYPE, sample=("ts",))
+        for comm, ops in spill.co_sorted([self.c.comm, self.c.cpu_comm], "ext"):
+            if comm.size and ops.size:
+                pos = np.searchsorted(ops["ext"], comm["ext"], side="right") - 1
+                clipped = np.maximum(pos, 0)
+                hit = (pos >= 0) & (ops["ext"][clipped] == comm["ext"])
+                for name in _ARGS_NAMES:
+                    comm[name][hit] = ops[name][clipped[hit]]
+            out.append(comm)
+        self.c.comm.close()
+        self.c.cpu_comm.close()
+        return out
 
-    def _collectives_rows(self) -> list[dict[str, Any]]:
-        g = self.gpu
-        comm = np.flatnonzero(g["type"] == tb.COMMUNICATION)
-        # (collective, group size, duration, bytes) of every call, for the summary; full rows
-        # only for the first MAX_COLLECTIVES, so a long trace costs tuples, not dicts.
-        self._calls: list[tuple[str | None, int | None, float, int | None]] = []
-        rows = []
-        for i in comm:
-            collective, args = self._collective_args(int(i))
-            size = _message_bytes(args)
-            dur = float(g["dur"][i])
-            self._calls.append((collective, args.group_size, dur, size))
-            if len(rows) >= MAX_COLLECTIVES:
-                continue
-            algbw, busbw = tb.bandwidths(collective, size, dur, args.group_size)
-            rows.append(
-                {
-                    "collective": collective,
-                    "kernel": self.c.names[int(g["name_id"][i])][:300],
-                    "start_us": self._rel(float(g["ts"][i])),
-                    "dur_us": round(dur, 3),
-                    "stream": int(g["stream"][i]),
-                    "group_size": args.group_size,
-                    "dtype": args.dtype,
-                    "in_nelems": args.in_nelems,
-                    "out_nelems": args.out_nelems,
-                    "size_bytes": size,
-                    "algbw_gbps": algbw,
-                    "busbw_gbps": busbw,
-                    "process_group": args.pg_name,
-                    "process_group_desc": args.pg_desc,
-                }
-            )
-        if len(self._calls) > MAX_COLLECTIVES:
+    def _collectives(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Rows of the first MAX_COLLECTIVES collective kernels (in start order) and the
+        summary over all of them per (collective, group size)."""
+        rows: list[dict[str, Any]] = []
+        groups: dict[tuple[str, int | None], list[Any]] = {}
+        calls = 0
+        joined = self._comm_joined()
+        try:
+            for parts in spill.co_sorted([joined, self.c.comm_resolved], "ts"):
+                chunk = np.concatenate(parts)
+                chunk = chunk[np.lexsort((chunk["index"], chunk["ts"]))]
+                for lo in range(0, chunk.size, 4096):  # Python objects for a slice at a time
+                    for rec in chunk[lo : lo + 4096].tolist():
+                        calls += 1
+                        fields = dict(zip(_COMM_DTYPE.names, rec, strict=True))
+                        self._collective_call(fields, rows, groups)
+        finally:
+            joined.close()
+        if calls > MAX_COLLECTIVES:
             self.warnings.append(
-                f"{len(self._calls)} collective kernels: listing the first "
+                f"{calls} collective kernels: listing the first "
                 f"{MAX_COLLECTIVES}; collectives_summary covers all of them"
             )
-        return rows
+        return rows, self._collectives_summary(groups)
 
-    def _collectives_summary(self) -> list[dict[str, Any]]:
-        groups: dict[tuple[str, int | None], list[tuple[float, int | None]]] = {}
-        for collective, group_size, dur, size in self._calls:
-            groups.setdefault((collective or "unknown", group_size), []).append((dur, size))
+    def _args_of(self, rec: dict[str, Any]) -> _CommArgs:
+        def text(sid: int) -> str | None:
+            return self.c.strings[sid] if sid >= 0 else None
+
+        def count(n: int) -> int | None:
+            return n if n >= 0 else None
+
+        return _CommArgs(
+            collective=text(rec["coll"]),
+            in_nelems=count(rec["in_n"]),
+            out_nelems=count(rec["out_n"]),
+            group_size=count(rec["group"]),
+            dtype=text(rec["dtype"]),
+            pg_name=text(rec["pg_name"]),
+            pg_desc=text(rec["pg_desc"]),
+        )
+
+    def _collective_call(
+        self,
+        rec: dict[str, Any],
+        rows: list[dict[str, Any]],
+        groups: dict[tuple[str, int | None], list[Any]],
+    ) -> None:
+        args = self._args_of(rec)
+        kernel = self.names[rec["name_id"]]
+        if args.collective:
+            collective = tb.normalise_collective(args.collective)
+        else:
+            collective = tb.collective_from_kernel(kernel)
+        size = _message_bytes(args)
+        dur = float(rec["dur"])
+        # [count, total, max, time with a size, bytes]: the summary, without keeping calls
+        group = groups.setdefault((collective or "unknown", args.group_size), [0, 0.0, 0.0, 0.0, 0])
+        group[0] += 1
+        group[1] += dur
+        group[2] = max(group[2], dur) if group[0] > 1 else dur
+        if size and dur > 0:
+            group[3] += dur
+            group[4] += size
+        if len(rows) >= MAX_COLLECTIVES:
+            return
+        algbw, busbw = tb.bandwidths(collective, size, dur, args.group_size)
+        rows.append(
+            {
+                "collective": collective,
+                "kernel": kernel[:300],
+                "start_us": self._rel(float(rec["ts"])),
+                "dur_us": round(dur, 3),
+                "stream": int(rec["stream"]),
+                "group_size": args.group_size,
+                "dtype": args.dtype,
+                "in_nelems": args.in_nelems,
+                "out_nelems": args.out_nelems,
+                "size_bytes": size,
+                "algbw_gbps": algbw,
+                "busbw_gbps": busbw,
+                "process_group": args.pg_name,
+                "process_group_desc": args.pg_desc,
+            }
+        )
+
+    def _collectives_summary(
+        self, groups: dict[tuple[str, int | None], list[Any]]
+    ) -> list[dict[str, Any]]:
         rows = []
-        for (name, group_size), items in groups.items():
-            total = sum(dur for dur, _ in items)
-            sized = [(dur, size) for dur, size in items if size and dur > 0]
-            sized_time = sum(dur for dur, _ in sized)
-            sized_bytes = sum(size for _, size in sized)
+        for (name, group_size), (count, total, longest, sized_time, sized_bytes) in groups.items():
             algbw, busbw = tb.bandwidths(name, sized_bytes, sized_time, group_size)
             rows.append(
                 {
                     "collective": name,
                     "group_size": group_size,
-                    "count": len(items),
+                    "count": count,
                     "sum_us": round(total, 3),
-                    "mean_us": round(total / len(items), 3),
-                    "max_us": round(max(dur for dur, _ in items), 3),
+                    "mean_us": round(total / count, 3),
+                    "max_us": round(longest, 3),
                     "total_bytes": sized_bytes or None,
                     "algbw_gbps": algbw,
                     "busbw_gbps": busbw,
@@ -1308,7 +1642,7 @@ class _Analysis:
             "devices": _devices(m.get("deviceProperties")),
             "gpu_devices_used": sorted(self.c.gpu_devices)[:64],
             "platform": self._platform(),
-            "cpu_only": self.gpu["ts"].size == 0,
+            "cpu_only": self.c.gpu_valid == 0,
             "schema_version": _as_int(m.get("schemaVersion")),
             "trace_name": _str_or_none(m.get("traceName")),
             "display_time_unit": _str_or_none(m.get("displayTimeUnit")),
@@ -1318,17 +1652,17 @@ class _Analysis:
             "cuda_runtime_version": _as_int(m.get("cuda_runtime_version")),
             "cuda_driver_version": _as_int(m.get("cuda_driver_version")),
             "events": self.c.events,
-            "gpu_events": int(self.gpu["ts"].size),
+            "gpu_events": self.c.gpu_valid,
             "categories": dict(cats),
-            "bytes_read": self.cols.bytes_read,
-            "truncated": self.cols.truncated,
+            "bytes_read": self.data.bytes_read,
+            "truncated": self.data.truncated,
         }
         if self.meta_in.get("distributedInfo") is None:
             self.warnings.append("no distributedInfo: rank and world size are unknown")
         return meta
 
     def _platform(self) -> str:
-        if self.gpu["ts"].size == 0:
+        if self.c.gpu_valid == 0:
             return "cpu"
         hip = sum(n for name, n in self.c.runtime_names.items() if name.startswith("hip"))
         cuda = sum(n for name, n in self.c.runtime_names.items() if name.startswith("cu"))

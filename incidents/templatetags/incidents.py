@@ -25,3 +25,18 @@ def duration(value: Any) -> str:
     from incidents.bundle_docs import human_duration
 
     return human_duration(value)
+
+
+@register.filter
+def precise_time(value: Any) -> str:
+    """A time as 2025-03-01 10:07:08.408271 in the current zone; the fraction only when the
+    source had one (evidence timestamps often do, hand-typed times rarely), to the microsecond."""
+    from django.utils import timezone
+
+    if not value:
+        return ""
+    local = timezone.localtime(value) if timezone.is_aware(value) else value
+    text = local.strftime("%Y-%m-%d %H:%M:%S")
+    if local.microsecond:
+        text += f".{local.microsecond:06d}".rstrip("0")
+    return text

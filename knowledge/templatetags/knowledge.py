@@ -4,6 +4,7 @@
 {% pages_for_facts facts %}            {# facts: {"gpu": "H100", "nccl": "2.23.4", ...} #}
 {% run_facts run as facts %}            {# the facts of an artifacts.BenchmarkRun #}
 {% applicability_badges page %}
+{% applicable_pages subject %}          {# a run, hardware profile or incident: one card #}
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from artifacts.models import BenchmarkRun
 from perfhub.roles import can_edit
 
 from ..models import Page, PageStatus
-from ..querysets import pages_citing_run
+from ..querysets import pages_citing_run, subject_facts
 from ..querysets import pages_for_facts as _pages_for_facts
 from ..querysets import run_facts as _run_facts
 
@@ -55,6 +56,20 @@ def run_knowledge(context: template.Context, run: BenchmarkRun) -> dict[str, Any
         if editable
         else [],
         "request": request,
+    }
+
+
+@register.inclusion_tag("knowledge/_applicable_card.html", takes_context=True)
+def applicable_pages(context: template.Context, subject: Any, limit: int = 12) -> dict[str, Any]:
+    """The "pages that apply to this profile" card for a hardware-profile, run or incident
+    page (a run also gets its citing pages and the cite form, see ``run_knowledge``)."""
+    if isinstance(subject, BenchmarkRun):
+        return {"run_card": run_knowledge(context, subject)}
+    facts = subject_facts(subject)
+    return {
+        "facts": facts,
+        "applicable": _pages_for_facts(facts, limit=limit) if facts else [],
+        "request": context.get("request"),
     }
 
 

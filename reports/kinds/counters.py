@@ -19,6 +19,7 @@ from .. import comparisons as cmp
 from .. import figures
 from ..tables import Column, freeze, thaw
 from .base import Built, Chart, Collected, ReportInputError, ReportSpec
+from .inputs import artifact_pins, two_sided_ids, two_sided_spec
 
 KIND = "counters"
 LABEL = "Counter snapshots side by side (NIC/host counters, findings)"
@@ -31,15 +32,7 @@ def unavailable_reason() -> str | None:
 
 
 def normalise(spec: ReportSpec) -> ReportSpec:
-    ids = tuple(dict.fromkeys(spec.artifact_ids))
-    if spec.run_ids:
-        raise ReportInputError(
-            "a counters report takes artifact_ids (counter artifacts), not run_ids"
-        )
-    if spec.group_by not in GROUPINGS:
-        raise ReportInputError(
-            f"counters are grouped by {' or '.join(GROUPINGS)}, not {spec.group_by!r}"
-        )
+    ids = two_sided_ids(spec, kind=KIND, what="counter", groupings=GROUPINGS)
     artifacts = {a.pk: a for a in Artifact.objects.filter(pk__in=ids)}
     missing = [i for i in ids if i not in artifacts]
     if missing:
@@ -60,9 +53,7 @@ def normalise(spec: ReportSpec) -> ReportSpec:
             "a counters report compares two sides: give two counter artifacts, or "
             "group_by: label with artifacts of two labels"
         )
-    return ReportSpec(
-        kind=KIND, title=spec.title, artifact_ids=tuple(sorted(ids)), group_by=spec.group_by
-    )
+    return two_sided_spec(spec, kind=KIND, ids=ids)
 
 
 def _sides(artifacts: list[Artifact], group_by: str) -> list[tuple[str, list[Artifact]]]:
@@ -108,17 +99,9 @@ def collect(spec: ReportSpec) -> Collected:
     return Collected(
         frames=frames,
         inputs={
-            "artifacts": [
-                {
-                    "artifact_id": a.pk,
-                    "sha256": a.sha256,
-                    "name": a.original_name,
-                    "label": a.label,
-                    "parser_version": a.parser_version,
-                    "side": side_of[a.pk],
-                }
-                for a in sorted(artifacts, key=lambda a: a.pk)
-            ],
+            "artifacts": artifact_pins(
+                artifacts, lambda a: {"parser_version": a.parser_version, "side": side_of[a.pk]}
+            ),
         },
         artifact_ids={a.pk for a in artifacts},
     )

@@ -11,13 +11,14 @@ from typing import Any
 
 import pandas as pd
 
-from artifacts.models import Artifact, BenchmarkRun, Measurement
+from artifacts.models import BenchmarkRun, Measurement
 
 from .. import comparisons as cmp
 from .. import figures
 from ..tables import Column, freeze, thaw
 from . import baseline_link
 from .base import Built, Chart, Collected, ReportInputError, ReportSpec
+from .inputs import artifact_pins, measurement_points
 
 KIND = "profiles"
 LABEL = "Hardware profile against hardware profile (NPI)"
@@ -75,14 +76,14 @@ def collect(spec: ReportSpec) -> Collected:
     return Collected(
         frames={
             "runs_a": _runs_frame(list(a.runs)),
-            "points_a": _points({r.pk for r in a.runs}),
+            "points_a": measurement_points({r.pk for r in a.runs}),
             "runs_b": _runs_frame(list(b.runs)),
-            "points_b": _points({r.pk for r in b.runs}),
+            "points_b": measurement_points({r.pk for r in b.runs}),
             "names": pd.DataFrame({"side": ["A", "B"], "name": [a.name, b.name]}),
         },
         inputs={
             "profiles": [a.pin(), b.pin()],
-            "artifacts": _artifact_pins({r.artifact for r in runs}),
+            "artifacts": artifact_pins(r.artifact for r in runs),
         },
         artifact_ids={r.artifact_id for r in runs},
     )
@@ -93,20 +94,6 @@ def _runs_frame(runs: list[BenchmarkRun]) -> pd.DataFrame:
         [(r.pk, r.collective or r.benchmark, r.dtype, r.nranks) for r in runs],
         columns=list(cmp.PROFILE_RUN_COLUMNS),
     )
-
-
-def _points(run_ids: set[int]) -> pd.DataFrame:
-    values = Measurement.objects.filter(run_id__in=run_ids).values_list(
-        "run_id", "size_bytes", "oop_busbw_gbps", "oop_algbw_gbps", "oop_time_us"
-    )
-    return pd.DataFrame(list(values), columns=list(cmp.POINT_COLUMNS))
-
-
-def _artifact_pins(artifacts: set[Artifact]) -> list[dict[str, Any]]:
-    return [
-        {"artifact_id": a.pk, "sha256": a.sha256, "name": a.original_name, "label": a.label}
-        for a in sorted(artifacts, key=lambda a: a.pk)
-    ]
 
 
 SUMMARY_TABLE = (

@@ -19,6 +19,7 @@ from .. import figures
 from ..tables import Column, freeze, thaw
 from . import baseline_link
 from .base import Built, Chart, Collected, ReportInputError, ReportSpec
+from .inputs import artifact_pins, measurement_points
 
 KIND = "runs"
 LABEL = "Benchmark runs side by side (nccl-tests)"
@@ -140,7 +141,7 @@ def collect(spec: ReportSpec) -> Collected:
             run_frame.loc[mine, "reference_side"] = found.side_label
             run_frame.loc[mine, "tolerance_pct"] = found.tolerance_pct
             all_runs.extend(found.runs)
-    points = _points_frame({r.pk for r in all_runs})
+    points = measurement_points({r.pk for r in all_runs})
     return Collected(
         frames={
             "runs": run_frame,
@@ -148,7 +149,7 @@ def collect(spec: ReportSpec) -> Collected:
             "baseline_runs": _baseline_runs(baselines, all_runs),
         },
         inputs={
-            "artifacts": _artifact_pins({r.artifact for r in all_runs}),
+            "artifacts": artifact_pins((r.artifact for r in all_runs), _parse_pin),
             "runs": [_run_pin(r) for r in sorted(all_runs, key=lambda r: r.pk)],
             "baselines": baselines,
         },
@@ -187,25 +188,11 @@ def _baseline_runs(baselines: list[dict[str, Any]], all_runs: list[BenchmarkRun]
     return frame.drop_duplicates(subset=["run_id", "side"]).reset_index(drop=True)
 
 
-def _points_frame(run_ids: set[int]) -> pd.DataFrame:
-    values = Measurement.objects.filter(run_id__in=run_ids).values_list(
-        "run_id", "size_bytes", "oop_busbw_gbps", "oop_algbw_gbps", "oop_time_us"
-    )
-    return pd.DataFrame(list(values), columns=list(cmp.POINT_COLUMNS))
-
-
-def _artifact_pins(artifacts: set[Artifact]) -> list[dict[str, Any]]:
-    return [
-        {
-            "artifact_id": a.pk,
-            "sha256": a.sha256,
-            "name": a.original_name,
-            "label": a.label,
-            "parser_version": a.parser_version,
-            "parsed_at": a.parsed_at.isoformat() if a.parsed_at else None,
-        }
-        for a in sorted(artifacts, key=lambda a: a.pk)
-    ]
+def _parse_pin(artifact: Artifact) -> dict[str, Any]:
+    return {
+        "parser_version": artifact.parser_version,
+        "parsed_at": artifact.parsed_at.isoformat() if artifact.parsed_at else None,
+    }
 
 
 def _run_pin(run: BenchmarkRun) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from artifacts.trace_querysets import MAX_JOB_TRACES, Selection
 from .. import figures
 from ..tables import Column, freeze, thaw
 from .base import Built, Chart, Collected, ReportInputError, ReportSpec
+from .inputs import artifact_pins, two_sided_ids, two_sided_spec
 
 KIND = "traces"
 LABEL = "Traces or jobs side by side (PyTorch Profiler)"
@@ -33,13 +34,7 @@ def unavailable_reason() -> str | None:
 
 
 def normalise(spec: ReportSpec) -> ReportSpec:
-    ids = tuple(dict.fromkeys(spec.artifact_ids))
-    if spec.run_ids:
-        raise ReportInputError("a traces report takes artifact_ids (trace artifacts), not run_ids")
-    if spec.group_by not in GROUPINGS:
-        raise ReportInputError(
-            f"traces are grouped by {' or '.join(GROUPINGS)}, not {spec.group_by!r}"
-        )
+    ids = two_sided_ids(spec, kind=KIND, what="trace", groupings=GROUPINGS)
     if len(ids) > 2 * MAX_JOB_TRACES:
         raise ReportInputError(f"at most {2 * MAX_JOB_TRACES} traces in one report")
     traces = {t.pk: t for t in TraceSummary.objects.filter(artifact_id__in=ids)}
@@ -57,9 +52,7 @@ def normalise(spec: ReportSpec) -> ReportSpec:
             else f"the traces belong to {len(sides)} job label(s); a report compares two"
         )
         raise ReportInputError(f"a traces report compares two sides: {hint}")
-    return ReportSpec(
-        kind=KIND, title=spec.title, artifact_ids=tuple(sorted(ids)), group_by=spec.group_by
-    )
+    return two_sided_spec(spec, kind=KIND, ids=ids)
 
 
 def _sides(traces: list[TraceSummary], group_by: str) -> list[tuple[str, list[TraceSummary]]]:
@@ -146,17 +139,11 @@ def collect(spec: ReportSpec) -> Collected:
     return Collected(
         frames=frames,
         inputs={
-            "artifacts": [
-                {
-                    "artifact_id": t.pk,
-                    "sha256": t.artifact.sha256,
-                    "name": t.artifact.original_name,
-                    "label": t.artifact.label,
-                    "parser_version": t.artifact.parser_version,
-                    "side": side_of[t.pk],
-                }
-                for t in sorted(traces, key=lambda t: t.pk)
-            ],
+            # A trace's primary key is its artifact's: side_of is keyed by both.
+            "artifacts": artifact_pins(
+                [t.artifact for t in traces],
+                lambda a: {"parser_version": a.parser_version, "side": side_of[a.pk]},
+            ),
             "sides": [
                 {"side": s, "title": title} for s, (title, _) in zip("AB", sides, strict=True)
             ],

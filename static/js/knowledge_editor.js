@@ -26,13 +26,26 @@
       }
       var data = new URLSearchParams();
       data.set("body", body.value);
+      if (toggle.dataset.slug) data.set("slug", toggle.dataset.slug); // the page's pinned embeds
       fetch(toggle.dataset.url, {
         method: "POST", body: data, credentials: "same-origin",
         headers: { "X-CSRFToken": csrf(form) },
       }).then(function (r) { return r.json(); }).then(function (json) {
         preview.innerHTML = json.html; // sanitized by the server (perfhub.markdown)
+        drawCharts(preview);
         preview.hidden = false; body.hidden = true; toggle.textContent = "Edit";
       });
+    });
+  }
+  // Embedded charts ({{chart run=..}}) arrive as <div data-figure> + JSON, as on the page.
+  function drawCharts(root) {
+    if (!window.Plotly) return;
+    root.querySelectorAll("[data-figure]").forEach(function (el) {
+      var source = document.getElementById(el.dataset.figure);
+      if (!source) return;
+      var fig = JSON.parse(source.textContent);
+      if (typeof fig === "string") fig = JSON.parse(fig);
+      window.Plotly.newPlot(el, fig.data, fig.layout, { responsive: true, displaylogo: false });
     });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

@@ -60,6 +60,9 @@ def test_jobs_and_job_view_with_stragglers(viewer_api) -> None:  # type: ignore[
     jobs = viewer_api.get("/api/v1/traces/jobs/").json()
     assert jobs["count"] == 1 and jobs["results"][0]["label"] == "job-a"
     assert jobs["results"][0]["ranks"] == 6 and jobs["results"][0]["query"] == "job=job-a"
+    assert viewer_api.get("/api/v1/traces/jobs/", {"q": "JOB-A"}).json()["count"] == 1
+    assert viewer_api.get("/api/v1/traces/jobs/", {"kind": "batch"}).json()["count"] == 0
+    assert viewer_api.get("/api/v1/traces/jobs/", {"min_ranks": "7"}).json()["count"] == 0
     body = viewer_api.get("/api/v1/traces/job/", {"job": "job-a", "window": "steps"}).json()
     assert body["window"] == "steps" and len(body["ranks"]) == 6
     assert {(s["rank"], s["signal"]) for s in body["stragglers"]} == {

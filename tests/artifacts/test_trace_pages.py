@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -241,7 +242,9 @@ def test_cpu_only_trace_page_says_so(editor_client) -> None:  # type: ignore[no-
 
 def test_artifact_page_links_to_its_trace(editor_client, django_assert_max_num_queries) -> None:  # type: ignore[no-untyped-def]
     trace = load(sample(NCCL), label="exp").trace
-    with django_assert_max_num_queries(12):
+    # A fixed number: session, user, groups, artifact, bundle memberships, the fabric panel's
+    # findings/events/snapshots/facts, the trace summary and runs.
+    with django_assert_max_num_queries(13):
         page = editor_client.get(f"/artifacts/{trace.pk}/").content.decode()
     assert 'id="trace-panel"' in page and f'href="/traces/{trace.pk}/"' in page
     assert "/traces/job/?job=exp" in page
@@ -394,3 +397,52 @@ def test_diff_picker_and_errors(editor_client) -> None:  # type: ignore[no-untyp
     assert ticked.status_code == 200 and ticked.context["view"].b.traces[0].pk == arts[1].pk
     three = editor_client.get("/traces/diff/", {"trace": [a.pk for a in arts]})
     assert three.status_code == 400 and b"tick exactly two" in three.content
+
+
+def test_annotations_per_domain_are_shown_and_export(editor_client) -> None:  # type: ignore[no-untyped-def]
+    trace = load(sample("torch_profiler/hta_gpu_user_annotation_step_based.json.gz")).trace
+    page = editor_client.get(f"/traces/{trace.pk}/")
+    found = tables(page.content)
+    domains = {row[0]: row for row in found["annotation-domains"]}
+    # 5 steps x (Optimizer.step + Optimizer.zero_grad), host side and GPU side
+    assert domains["user_annotation"][1:3] == ["10", "2"]
+    assert domains["gpu_user_annotation"][1:3] == ["10", "2"]
+    assert ["gpu_user_annotation", "Optimizer.step#SGD.step", "5"] in [
+        row[:3] for row in found["annotations"]
+    ]
+    rows = csv_rows(
+        editor_client.get(f"/traces/{trace.pk}/", {"format": "csv", "table": "annotations"})
+    )
+    by_key = {(r["domain"], r["name"]): r for r in rows}
+    step = by_key[("gpu_user_annotation", "Optimizer.step#SGD.step")]
+    assert (int(step["count"]), float(step["sum_us"])) == (5, 321.0)
+    summary = csv_rows(
+        editor_client.get(f"/traces/{trace.pk}/", {"format": "csv", "table": "annotation_domains"})
+    )
+    assert {r["domain"]: int(r["ranges"]) for r in summary} == {
+        "gpu_user_annotation": 10,
+        "user_annotation": 10,
+    }
+
+
+def test_job_list_filters_and_its_csv_applies_the_same_filters(editor_client, editor) -> None:  # type: ignore[no-untyped-def]
+    ingest_job(3, label="llama-run-1")
+    ingest_job(2, label="gpt-run-2")
+    ingest_job(2, label="", uploaded_by=editor)  # an upload batch
+    every = editor_client.get("/traces/jobs/").context["page"].object_list
+    assert {j.title for j in every if j.label} == {"llama-run-1", "gpt-run-2"}
+    assert any(not j.label for j in every)
+    for query, titles in (
+        ({"q": "LLAMA"}, ["llama-run-1"]),
+        ({"kind": "labelled", "min_ranks": "3"}, ["llama-run-1"]),
+        ({"kind": "batch"}, [j.title for j in every if not j.label]),
+        ({"until": "2000-01-01"}, []),
+        ({"since": "junk", "q": "gpt"}, ["gpt-run-2"]),  # junk means no filter
+    ):
+        page = editor_client.get("/traces/jobs/", query)
+        assert [j.title for j in page.context["page"].object_list] == titles, query
+        rows = csv_rows(editor_client.get("/traces/jobs/", {**query, "format": "csv"}))
+        assert [r["title"] for r in rows] == titles, query
+    page = editor_client.get("/traces/jobs/", {"q": "gpt"}).content.decode()
+    [link] = re.findall(r'href="([^"]*format=csv[^"]*)"', page)
+    assert "q=gpt" in link  # the page's CSV link keeps its filters

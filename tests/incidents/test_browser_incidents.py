@@ -3,37 +3,13 @@ suggested event, write and publish a post-mortem with an embedded chart, build a
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from incidents.models import EvidenceBundle, Incident, PostMortem, TimelineEvent
 
 from .conftest import PAIR_FAIL, PAIR_OK, ingest
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def browser_page():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no chromium at /usr/bin/chromium (apt-get install chromium); CI installs it")
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    # Playwright's sync API runs an event loop; Django must allow ORM calls from this thread.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
-        )  # fmt: skip
-        page = browser.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +88,41 @@ def test_incident_to_postmortem_to_bundle(live_server, browser_page, browser_edi
     with page.expect_download() as download:
         page.click("#bundle-download")
     assert download.value.suggested_filename == bundle.filename
+
+
+def test_a_finding_becomes_a_timeline_event_and_a_postmortem_embed(
+    live_server, browser_page, browser_editor
+):
+    from artifacts.fabric.services import fabric_refresh
+    from artifacts.models import Finding
+    from incidents.services import incident_create
+
+    ibstat = ingest("counters/gpud_ibstat_h100_some_ports_down.txt", host="h100-b")
+    fabric_refresh(artifact_id=ibstat.pk)
+    finding = Finding.objects.filter(artifact=ibstat).order_by("device")[0]
+    incident = incident_create(title="ports down on h100-b", severity="SEV2", by=browser_editor)
+    page = browser_page
+    page.goto(f"{live_server.url}{incident.get_absolute_url()}")
+    page.fill("input[name=username]", "eddie")
+    page.fill("input[name=password]", "pw-eddie")
+    page.click("button[type=submit]")
+
+    page.select_option("#attach-form select[name=artifacts]", [str(ibstat.pk)])
+    page.click("#attach-form button[type=submit]")
+    row = (
+        f"#suggestion-table tr[data-key^='finding:']:has(a[href='/fabric/findings/{finding.pk}/'])"
+    )
+    page.wait_for_selector(f"{row} button.accept")
+    page.click(f"{row} button.accept")
+    page.wait_for_selector(f"#timeline-table a[href='/fabric/findings/{finding.pk}/']")
+    event = TimelineEvent.objects.get(incident=incident)
+    assert (event.ref_kind, event.ref_id) == ("finding", str(finding.pk))
+
+    page.click("#postmortem-link")
+    page.click("#edit-postmortem")
+    page.fill("textarea[name=body]", f"## Root cause\n\n{{{{finding id={finding.pk}}}}}\n")
+    page.wait_for_selector("#preview .embed-finding >> text=Port mlx5_2/1 is DOWN")
+    page.fill("input[name=message]", "root cause")
+    page.click("#save-postmortem")
+    page.wait_for_selector("#postmortem-body .embed-finding")
+    assert "pin=" in PostMortem.objects.get(incident=incident).body

@@ -1,7 +1,6 @@
 """Timeline suggestions from evidence; accepting one creates a linked timeline event."""
 
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
 import pytest
 
@@ -97,36 +96,6 @@ def test_nccl_debug_events_from_the_stored_summary(incident, editor):
     assert "on gdr114 rank 3" in warn[0].text and "repeated 5 times" in warn[0].text
     event = suggestion_accept(incident=incident, key=warn[0].key, by=editor)
     assert event.at.microsecond == 408271 and event.ref_kind == "nccl_debug"
-
-
-def test_nccl_debug_events_by_parsing_the_stored_file_again(incident, editor, monkeypatch):
-    artifact = ingest_bytes("watchdog.log", b"[rank1]: Watchdog caught collective ...\n")
-    Artifact.objects.filter(pk=artifact.pk).update(
-        kind="nccl_debug", status="parsed", parser_version="7"
-    )
-    seen = []
-
-    def parse(stream):
-        seen.append(stream.read())
-        event = SimpleNamespace(
-            kind="watchdog_timeout",
-            time=None,
-            host=None,
-            rank=1,
-            text="WorkNCCL timeout",
-            line=1,
-            details={},
-        )
-        return SimpleNamespace(events=[event])
-
-    monkeypatch.setattr(suggestions, "get_parser", lambda kind: SimpleNamespace(parse=parse))
-    attach(incident, editor, Artifact.objects.get(pk=artifact.pk))
-    found = [s for s in suggestions_for(incident) if s.source == "nccl_debug"]
-    assert seen == [b"[rank1]: Watchdog caught collective ...\n"]
-    assert len(found) == 1 and found[0].approximate_time  # no timestamp: artifact time
-    assert found[0].text.startswith("PyTorch watchdog timeout rank 1")
-    suggestions_for(incident)
-    assert len(seen) == 1  # cached per sha256 and parser version
 
 
 def test_more_evidence_kinds_plug_in_through_the_registry(

@@ -2,43 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-
 import pytest
 
 from reports import exports
 from reports.services import report_create
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
 # Every database write happens before the browser starts: Playwright runs in greenlets, and
 # ORM calls from there would open a second connection that waits on this test's transaction.
 pytestmark = [pytest.mark.browser, pytest.mark.django_db]
-
-
-@pytest.fixture
-def browser_page():
-    if not os.path.exists(CHROMIUM):
-        pytest.skip("no chromium at /usr/bin/chromium (apt-get install chromium); CI installs it")
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with playwright_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        page = browser.new_page()
-        page.set_default_timeout(30_000)
-        yield page
-        browser.close()
 
 
 def test_exported_html_opens_from_a_file_and_draws_every_chart_offline(tmp_path, request):

@@ -312,7 +312,10 @@ def test_application_xids_are_informational() -> None:
 
 
 def test_every_rule_is_covered_by_a_case_here() -> None:
+    from tests.artifacts.fabric.test_host_config_rules import HOST_EVENT_CASES, HOST_FACT_CASES
+
     covered = set(COUNTER_CASES) | set(FACT_CASES) | set(EVENT_CASES) | {"pfc_storm_events_total"}
+    covered |= set(HOST_FACT_CASES) | set(HOST_EVENT_CASES)
     assert covered == set(rules.RULES_BY_ID)
 
 

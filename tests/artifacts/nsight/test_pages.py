@@ -48,7 +48,9 @@ def test_systems_page_shows_every_summary_and_the_chart(viewer_client, job):
     assert "node-a" in page and "550.54.15" in page
 
 
-@pytest.mark.parametrize("table", ["kernels", "memory", "api", "osrt", "ranges", "gpus"])
+@pytest.mark.parametrize(
+    "table", ["kernels", "memory", "api", "osrt", "ranges", "nvtx_domains", "gpus"]
+)
 def test_systems_csv_holds_the_numbers_on_the_page(viewer_client, job, table):
     page = viewer_client.get(f"/nsight/systems/{job.pk}/").content.decode()
     response = viewer_client.get(f"/nsight/systems/{job.pk}/", {"format": "csv", "table": table})
@@ -196,3 +198,22 @@ def test_list_filters_exports_and_keeps_queries_bounded(
 def test_systems_page_queries_are_bounded(viewer_client, job, django_assert_max_num_queries):
     with django_assert_max_num_queries(15):
         viewer_client.get(f"/nsight/systems/{job.pk}/")
+
+
+def test_systems_page_summarises_nvtx_per_domain(viewer_client, tmp_path):
+    import sqlite3
+
+    path = nsys_synthetic.build(tmp_path / "domains.sqlite")
+    conn = sqlite3.connect(path)
+    conn.executemany(
+        "INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, NULL, NULL, NULL, ?, 1, NULL, NULL, ?)",
+        [(10, None, 75, "NCCL", 5), (1000, 1500, 59, "ncclAllReduce", 5)],
+    )
+    conn.commit()
+    conn.close()
+    artifact = parsed_path(path)
+    page = viewer_client.get(f"/nsight/systems/{artifact.pk}/").content.decode()
+    rows = {r[0]: r for r in page_rows(page, "table-nvtx_domains")}
+    assert rows["NCCL"][1:4] == ["5", "1", "1"] and rows["NCCL"][4] == "0.500"
+    assert rows["default"][2] == "3"  # the synthetic export's step, step, epoch
+    assert "nvtx_domains" not in page.split('id="nvtx-domains"')[0]  # not dumped as a fact

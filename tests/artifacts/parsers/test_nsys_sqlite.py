@@ -237,3 +237,47 @@ def test_truncated_or_corrupted_exports_give_a_result_or_a_parse_error(cut, flip
         return
     assert isinstance(result, nsys_sqlite.NsysSqliteResult)
     result.to_json()
+
+
+@pytest.mark.parametrize("with_enum", [True, False])
+def test_nvtx_ranges_are_summarised_per_domain(tmp_path, with_enum):
+    """The synthetic export's ranges are in the default domain (id 0: step 3600 + 700 ns,
+    epoch 4600 ns); add an "NCCL" domain (id 5) with two AllReduce ranges and one of a domain
+    whose create event is missing (id 9)."""
+    path = nsys_synthetic.build(tmp_path / "d.sqlite")
+    conn = sqlite3.connect(path)
+    if with_enum:
+        conn.execute("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (75, 'NvtxDomainCreate', 'x')")
+    else:
+        conn.execute("DELETE FROM ENUM_NSYS_EVENT_TYPE")  # the fallback ids are used then
+    rows = [
+        (10, None, 75, "NCCL", None, 5),
+        (1000, 1500, 59, "ncclAllReduce", None, 5),
+        (2000, 2300, 59, "ncclAllReduce", None, 5),
+        (3000, 3010, 59, "x", None, 9),
+    ]
+    conn.executemany(
+        "INSERT INTO NVTX_EVENTS VALUES (?, ?, ?, NULL, NULL, NULL, ?, 1, NULL, ?, ?)", rows
+    )
+    conn.commit()
+    conn.close()
+    with path.open("rb") as f:
+        result = nsys_sqlite.parse(f)
+    domains = {d.domain: d for d in result.nvtx_domains}
+    assert set(domains) == {"default", "NCCL", "domain 9"}
+    assert (domains["default"].ranges, domains["default"].names) == (3, 2)
+    assert domains["default"].total_ns == 3600 + 700 + 4600
+    nccl = domains["NCCL"]
+    assert (nccl.domain_ids, nccl.ranges, nccl.names, nccl.total_ns, nccl.max_ns) == (
+        (5,),
+        2,
+        1,
+        800,
+        500,
+    )
+    assert domains["domain 9"].total_ns == 10
+    assert result.to_json()["nvtx_domains"][0]["domain"] == "default"  # most time first
+
+
+def test_exports_without_nvtx_have_no_domains():
+    assert parse_file(RTX3060).nvtx_domains == ()

@@ -850,3 +850,169 @@ def test_generated_benchmark_trace_matches_its_source(tmp_path: Path) -> None:
 def test_parsing_is_deterministic() -> None:
     path = sample(VARIANT_SAMPLE)
     assert parse_path(path).to_json() == parse_path(path).to_json()
+
+
+# ---------------------------------------------------------------------------------------
+# Bounded memory: the spilled (on-disk, bucketed) analysis path
+# ---------------------------------------------------------------------------------------
+
+
+def _assert_same(mine: Any, ref: Any, where: str = "") -> None:
+    """Equal JSON, floats within 1 ns plus float noise (sums taken in another order)."""
+    if isinstance(ref, dict):
+        assert isinstance(mine, dict) and mine.keys() == ref.keys(), where
+        for key in ref:
+            _assert_same(mine[key], ref[key], f"{where}.{key}")
+    elif isinstance(ref, list):
+        assert isinstance(mine, list) and len(mine) == len(ref), where
+        for i, (a, b) in enumerate(zip(mine, ref, strict=True)):
+            _assert_same(a, b, f"{where}[{i}]")
+    elif isinstance(ref, float) and isinstance(mine, float):
+        assert mine == pytest.approx(ref, rel=1e-9, abs=1.1e-3), where
+    else:
+        assert mine == ref, where
+
+
+def _shuffled_trace(n: int, seed: int = 5) -> bytes:
+    """Kernels on two streams (one NCCL), their launches, five ProfilerSteps; events in a
+    random order, as merged CUPTI buffers can be."""
+    rng = np.random.default_rng(seed)
+    events: list[dict[str, Any]] = []
+    t = 1000.0
+    for i in range(n):
+        launch = t + float(rng.uniform(0, 5))
+        start = launch + float(rng.uniform(1, 40))
+        dur = float(rng.uniform(0.5, 30))
+        comm = i % 7 == 0
+        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel",
+                       "pid": 1, "tid": 1, "ts": launch, "dur": 3.5,
+                       "args": {"correlation": i + 1, "External id": i + 1}})  # fmt: skip
+        args: dict[str, Any] = {"stream": 20 if comm else 7, "correlation": i + 1}
+        if comm:
+            args.update({"Collective name": "allreduce", "In msg nelems": 4096,
+                         "Out msg nelems": 4096, "Group size": 8, "dtype": "Float"})  # fmt: skip
+        events.append({"ph": "X", "cat": "kernel", "pid": 0, "tid": 7, "ts": start,
+                       "dur": dur, "args": args,
+                       "name": "ncclKernel_AllReduce_RING_LL_Sum_float" if comm
+                       else f"gemm_{i % 13}"})  # fmt: skip
+        t += float(rng.uniform(2, 20))
+    step = t / 5
+    for s in range(5):
+        events.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{s}",
+                       "pid": 1, "tid": 1, "ts": 900.0 + s * step, "dur": step - 1})  # fmt: skip
+    order = rng.permutation(len(events))
+    doc = {"schemaVersion": 1, "distributedInfo": {"rank": 0, "world_size": 8},
+           "traceEvents": [events[i] for i in order]}  # fmt: skip
+    return json.dumps(doc).encode()
+
+
+def test_spilled_analysis_equals_the_in_memory_one_and_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from artifacts.parsers import spill
+
+    data = _shuffled_trace(6000)
+    reference = _analysis_view(parse_bytes(data))
+    assert reference["temporal_breakdown"]["hta_default"]["filtered"] is True
+    monkeypatch.setattr(spill, "CHUNK_ROWS", 400)
+    biggest = 0
+    flushes = 0
+    original_sorted, original_flush = spill.co_sorted, spill.SpillTable._flush
+
+    def co_sorted(tables: Any, key: str) -> Any:
+        nonlocal biggest
+        for parts in original_sorted(tables, key):
+            biggest = max(biggest, sum(p.size for p in parts))
+            yield parts
+
+    def flush(self: Any) -> None:
+        nonlocal flushes
+        flushes += 1
+        original_flush(self)
+
+    monkeypatch.setattr(spill, "co_sorted", co_sorted)
+    monkeypatch.setattr(spill.SpillTable, "_flush", flush)
+    spilled = _analysis_view(parse_bytes(data))
+    _assert_same(spilled, reference)
+    # 6000 kernels and 6000 launches went to disk and came back in buckets of a few hundred
+    assert flushes > 20 and 0 < biggest <= 2 * 400
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "hta_nccl_data_world2_rank0.json.gz",
+        "hta_ns_resolution_rank-0.pt.trace.json.gz",
+        "hta_gpu_user_annotation_step_based.json.gz",
+        "hta_amd_mi250_rocm62.json.gz",
+    ],
+)
+def test_spilled_analysis_of_real_samples_equals_the_in_memory_one(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from artifacts.parsers import spill
+
+    path = sample(f"torch_profiler/{name}")
+    reference = _analysis_view(parsed(path))
+    monkeypatch.setattr(spill, "CHUNK_ROWS", 300)
+    _assert_same(_analysis_view(parse_path(path)), reference)
+
+
+# ---------------------------------------------------------------------------------------
+# Annotations (record_function / NVTX-style ranges) per domain
+# ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name", ["hta_gpu_user_annotation_step_based.json.gz", "hta_nccl_data_world2_rank0.json.gz"]
+)
+def test_annotations_per_domain_match_an_independent_reading(name: str) -> None:
+    path = sample(f"torch_profiler/{name}")
+    doc = json.loads(content(path))
+    expected_rows: dict[tuple[str, str], list[float]] = {}
+    for ev in doc["traceEvents"]:
+        if ev.get("ph") == "X" and ev.get("cat") in ("user_annotation", "gpu_user_annotation"):
+            label = "ProfilerStep#*" if ev["name"].startswith("ProfilerStep") else ev["name"]
+            expected_rows.setdefault((ev["cat"], label), []).append(float(ev["dur"]))
+    result = parsed(path)
+    got = {(r["domain"], r["name"]): r for r in result.annotations}
+    assert got.keys() == expected_rows.keys()
+    for key, durs in expected_rows.items():
+        row = got[key]
+        assert row["count"] == len(durs)
+        assert row["sum_us"] == pytest.approx(sum(durs), abs=1e-3)
+        assert (row["min_us"], row["max_us"]) == pytest.approx((min(durs), max(durs)), abs=1e-3)
+    domains = {d["domain"]: d for d in result.annotation_domains}
+    for domain, d in domains.items():
+        assert d["ranges"] == sum(len(v) for (dom, _), v in expected_rows.items() if dom == domain)
+    body = result.to_json()
+    assert body["annotation_domains"] == result.annotation_domains
+
+
+def test_annotation_golden_values() -> None:
+    """Read off hta_gpu_user_annotation_step_based: five SGD steps, each annotated on the
+    host and projected onto the GPU."""
+    result = parsed(sample("torch_profiler/hta_gpu_user_annotation_step_based.json.gz"))
+    got = {(r["domain"], r["name"]): r for r in result.annotations}
+    gpu_step = got[("gpu_user_annotation", "Optimizer.step#SGD.step")]
+    assert (gpu_step["count"], gpu_step["sum_us"], gpu_step["min_us"], gpu_step["max_us"]) == (
+        5,
+        321.0,
+        60.0,
+        67.0,
+    )
+    assert [d["domain"] for d in result.annotation_domains] == [
+        "gpu_user_annotation",
+        "user_annotation",
+    ]
+
+
+def test_many_annotation_names_are_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch_trace, "MAX_ANNOTATION_NAMES", 3)
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": f"range{i}", "ts": i * 10, "dur": 2}
+        for i in range(10)
+    ]
+    result = parse_bytes(json.dumps({"traceEvents": events}).encode())
+    names = {r["name"]: r["count"] for r in result.annotations}
+    assert names == {"range0": 1, "range1": 1, "range2": 1, "(other names)": 7}

@@ -1,0 +1,172 @@
+"""Support bundles (nvidia-bug-report logs, sysinfo-snapshot archives): facts and unpacking.
+
+A bundle is parsed twice over, on purpose. Its own parser (artifacts/parsers/) lists the
+parts and reads the facts only the bundle carries (script version, kernel and driver
+versions, lspci links); ``load_*`` below stores those inside the parse transaction. Then,
+after that transaction, ``bundle_unpack`` cuts the bundle into its parts and ingests each
+one through ``artifact_ingest`` with ``parent`` = the bundle, so every part is an artifact
+like any upload: deduplicated by hash, parsed by its own kind's parser in the worker, with
+progress, failures, re-parse and findings exactly as for a file uploaded alone. A
+``BundleMember`` row per part records the provenance (section header or member path, line
+range) and what became of it; parts not stored on their own are listed with the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
+
+from django.conf import settings
+
+from .fabric_loaders import FactBuffer, clear_fabric_rows, observed_at
+from .models import Artifact, BundleMember
+from .parsers import ParseError, nvidia_bug_report, sysinfo_snapshot
+from .parsers.bundle_common import MAX_PART_BYTES, BundlePart, Limits
+from .parsers.streams import open_decompressed
+from .times import aware_datetime
+
+log = logging.getLogger(__name__)
+
+PartIterator = Callable[[BinaryIO, Limits], Iterator[tuple[BundlePart, BinaryIO | None]]]
+BUNDLE_PARTS: dict[str, PartIterator] = {
+    "nvidia_bug_report": nvidia_bug_report.iter_parts,
+    "sysinfo_snapshot": sysinfo_snapshot.iter_parts,
+}
+BUNDLE_KINDS = frozenset(BUNDLE_PARTS)
+
+
+# --- loaders (inside the parse transaction) -------------------------------------------------
+
+
+def _adopt_host_and_time(artifact: Artifact, host: str | None, captured: str | None) -> None:
+    """The bundle names its host and time; fill them in when the upload did not say."""
+    if host and not artifact.host:
+        artifact.host = host[:255]
+    if captured and not artifact.captured_at:
+        with contextlib.suppress(ValueError):  # an odd date loses the time, not the bundle
+            artifact.captured_at = aware_datetime(captured)
+
+
+def load_nvidia_bug_report(artifact: Artifact, result: Any) -> None:
+    clear_fabric_rows(artifact)
+    _adopt_host_and_time(artifact, result.host, result.captured_at)
+    facts = FactBuffer(artifact, observed_at(artifact, result.captured_at))
+    host = result.host
+    facts.add("bug_report.script_version", result.script_version, host=host)
+    facts.add("kernel.version", result.kernel_release, host=host)
+    facts.add("kernel.proc_version", result.kernel_version, host=host)
+    facts.add("kernel.cmdline", result.kernel_cmdline, host=host)
+    facts.add("gpu.driver_version", result.driver_version, host=host)
+    for gpu in result.gpus:
+        where = {"host": host, "device": gpu.bus}
+        facts.add("gpu.name", gpu.model, **where)
+        facts.add("gpu.uuid", gpu.uuid, **where)
+        facts.add("gpu.vbios", gpu.vbios, **where)
+    for link in result.pci_links:
+        where = {"host": host, "device": link.bdf}
+        extra = {"vendor": link.vendor, "description": link.description, "from": "lspci"}
+        facts.add("pcie.link_gen_max", link.gen_max, **where, extra=extra)
+        facts.add("pcie.link_gen_current", link.gen_current, **where, extra=extra)
+        facts.add("pcie.link_width_max", link.width_max, **where, extra=extra)
+        facts.add("pcie.link_width_current", link.width_current, **where, extra=extra)
+        facts.add("pcie.link_status_note", link.status_note, **where, extra=extra)
+    facts.save()
+
+
+def load_sysinfo_snapshot(artifact: Artifact, result: Any) -> None:
+    clear_fabric_rows(artifact)
+    _adopt_host_and_time(artifact, result.host, result.captured_at)
+    facts = FactBuffer(artifact, observed_at(artifact, result.captured_at))
+    facts.add("sysinfo_snapshot.version", result.version, host=result.host)
+    facts.save()
+
+
+BUNDLE_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
+    "nvidia_bug_report": load_nvidia_bug_report,
+    "sysinfo_snapshot": load_sysinfo_snapshot,
+}
+
+
+# --- unpacking (after the parse transaction) ------------------------------------------------
+
+
+def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
+    """Store every part of a parsed bundle as its own artifact and list them. Idempotent:
+    the listing is rebuilt, and parts already stored are found again by their hash."""
+    from .services import IngestError, artifact_ingest  # services call us: keep it lazy
+
+    iter_parts = BUNDLE_PARTS.get(bundle.kind)
+    if iter_parts is None:
+        return []
+    limits = Limits(
+        max_part_bytes=min(MAX_PART_BYTES, settings.PERFHUB_MAX_UPLOAD_BYTES),
+        max_total_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
+    )
+    bundle.bundle_members.all().delete()
+    rows: list[BundleMember] = []
+    problem = ""
+    try:
+        with bundle.file.open("rb") as raw:
+            stream = open_decompressed(
+                raw,
+                compressed_size=bundle.size,
+                max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
+                max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
+            )
+            for part, body in iter_parts(stream, limits):
+                member, note = None, part.note
+                if body is not None:
+                    try:
+                        outcome = artifact_ingest(
+                            stream=body,
+                            name=part.name,
+                            uploaded_by=bundle.uploaded_by,
+                            kind=part.kind,
+                            label=bundle.label,
+                            host=bundle.host,
+                            metadata=_member_metadata(bundle, part),
+                            parent=bundle,
+                        )
+                    except IngestError as exc:
+                        note = str(exc)[:255]
+                    else:
+                        member = outcome.artifact
+                        if not outcome.created and member.parent_id != bundle.pk:
+                            note = f"same bytes as artifact #{member.pk}, stored earlier"
+                rows.append(_row(bundle, part, member, note))
+    except (ParseError, OSError) as exc:
+        # The parse already read the whole bundle, so this is storage trouble or a file
+        # changed under us; keep what was unpacked and say so on the bundle.
+        problem = f"unpacking stopped after {len(rows)} part(s): {exc}"
+        log.warning("bundle %s: %s", bundle.pk, problem)
+    BundleMember.objects.bulk_create(rows, batch_size=1000)
+    if problem:
+        warnings = [*bundle.warnings, problem]
+        Artifact.objects.filter(pk=bundle.pk).update(warnings=warnings)
+        bundle.warnings = warnings
+    return rows
+
+
+def _member_metadata(bundle: Artifact, part: BundlePart) -> dict[str, Any]:
+    meta: dict[str, Any] = {"bundle": bundle.pk, "bundle_part": part.title}
+    if part.line_start is not None:
+        meta["bundle_lines"] = f"{part.line_start}-{part.line_end}"
+    if bundle.captured_at:
+        meta["captured_at"] = bundle.captured_at.isoformat()
+    return meta
+
+
+def _row(bundle: Artifact, part: BundlePart, member: Artifact | None, note: str) -> BundleMember:
+    return BundleMember(
+        bundle=bundle,
+        artifact=member,
+        position=part.index,
+        name=part.title[:500],
+        kind=part.kind,
+        size=part.size,
+        line_start=part.line_start,
+        line_end=part.line_end,
+        note=note[:255],
+    )

@@ -1,0 +1,31 @@
+"""Loaders for monitoring data (Prometheus scrapes and query results) into counter snapshots.
+
+Both kinds emit the shared counter row shape, so they land in the same CounterSnapshot/
+CounterSample tables as ethtool or sysfs readings, and the fabric pairing and rules treat
+them alike. Label facts (GPU UUID and model, driver version, kernel release) become
+HostFacts. Called inside the parse transaction (see loaders.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .fabric_loaders import FactBuffer, clear_fabric_rows, load_counter_samples, observed_at
+from .models import Artifact
+
+
+def load_prometheus(artifact: Artifact, result: Any) -> None:
+    clear_fabric_rows(artifact)
+    load_counter_samples(artifact, result.samples)
+    first = min((s.captured_at for s in result.samples if s.captured_at), default=None)
+    facts = FactBuffer(artifact, observed_at(artifact, first))
+    for fact in result.facts:
+        facts.add(fact.name, fact.value, host=fact.host, device=fact.device)
+    facts.save()
+
+
+MONITORING_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
+    "prometheus_text": load_prometheus,
+    "prometheus_range": load_prometheus,
+}

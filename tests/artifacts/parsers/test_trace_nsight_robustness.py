@@ -1,0 +1,103 @@
+"""Robustness of every trace and Nsight parser, across kinds (issue #3): malformed,
+truncated, huge-number, bad-UTF-8 and wrong-kind inputs give a ParseError or a result
+(possibly partial, with warnings) whose canonical JSON serialises, never another exception.
+
+Each parser is fed mutations of a real sample of its own kind and, unchanged, the samples of
+every other kind. The per-parser test modules fuzz their own formats more closely.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from artifacts.parsers import ncu_csv, ncu_text, nsys_rep, nsys_sqlite, nsys_stats, torch_trace
+from artifacts.parsers.base import ParseError
+from artifacts.parsers.streams import open_decompressed
+from tests.samples import SAMPLES_DIR
+
+# parser -> one real sample of its kind (small ones: hypothesis runs each many times)
+OWN_SAMPLE: dict[ModuleType, str] = {
+    torch_trace: "torch_profiler/hta_inference_rank_1_legacy_cats.json.gz",
+    nsys_sqlite: "nsys/p4arth_nsys2025.5_schema3.24.0_rtx3060.sqlite",
+    nsys_stats: "nsys/yktian_nsys_profile_stats_true_torch_gcn.txt",
+    nsys_rep: "nsys/p4arth_my_vector_add_report.nsys-rep",
+    ncu_csv: "ncu/yktian_ncu_csv_cutlass_after_tensor_dump.csv",
+    ncu_text: "ncu/yktian_ncu_text_details_torch_gcn.txt",
+}
+PARSERS = list(OWN_SAMPLE)
+
+
+def _content(relative: str) -> bytes:
+    path = SAMPLES_DIR / relative
+    if not path.exists():
+        pytest.skip(f"shared sample not available: {path}")
+    with path.open("rb") as fh:
+        return open_decompressed(fh, compressed_size=path.stat().st_size).read()
+
+
+def _honours_the_contract(parser: ModuleType, data: bytes) -> None:
+    try:
+        result = parser.parse(io.BytesIO(data))
+    except ParseError as exc:
+        assert exc.message  # says why
+        return
+    json.dumps(result.to_json(), allow_nan=False)
+
+
+@pytest.mark.parametrize("parser", PARSERS, ids=lambda m: m.KIND)
+@pytest.mark.parametrize("other", sorted(set(OWN_SAMPLE.values())))
+def test_wrong_kind_inputs_are_refused_or_read_without_crashing(
+    parser: ModuleType, other: str
+) -> None:
+    data = _content(other)
+    _honours_the_contract(parser, data)
+    if OWN_SAMPLE[parser] != other:
+        # and detection does not claim the other kind's file for this parser
+        assert not parser.accepts(Path(other).name, data[:65536])
+
+
+_DIGITS = re.compile(rb"\d+")
+
+
+@st.composite
+def _mutated(draw: st.DrawFn, data: bytes) -> bytes:
+    """A truncated / corrupted / bad-UTF-8 / huge-number variant of ``data``."""
+    out = bytearray(data[: draw(st.integers(0, len(data)))] if draw(st.booleans()) else data)
+    for _ in range(draw(st.integers(0, 4))):
+        if not out:
+            break
+        at = draw(st.integers(0, len(out) - 1))
+        choice = draw(st.sampled_from(["flip", "utf8", "huge", "delete"]))
+        if choice == "flip":
+            out[at] ^= draw(st.integers(1, 255))
+        elif choice == "utf8":
+            out[at:at] = draw(st.sampled_from([b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\x00"]))
+        elif choice == "huge":
+            m = _DIGITS.search(bytes(out), at)
+            if m:
+                out[m.start() : m.end()] = b"9" * draw(st.integers(20, 400))
+        else:
+            del out[at : at + draw(st.integers(1, 64))]
+    return bytes(out)
+
+
+@pytest.mark.parametrize("parser", PARSERS, ids=lambda m: m.KIND)
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+@given(data=st.data())
+def test_mutated_samples_give_a_result_or_a_parse_error(
+    parser: ModuleType, data: st.DataObject
+) -> None:
+    original = _content(OWN_SAMPLE[parser])
+    _honours_the_contract(parser, data.draw(_mutated(original)))
