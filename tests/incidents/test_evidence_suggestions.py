@@ -187,9 +187,7 @@ def assert_warn_and_timeout(found: list[suggestions.Suggestion]) -> suggestions.
     return warn
 
 
-def test_nccl_debug_warns_and_watchdog_timeouts_come_from_the_stored_log_events(
-    incident, editor
-):
+def test_nccl_debug_warns_and_watchdog_timeouts_come_from_the_stored_log_events(incident, editor):
     artifact = ingest_log("job-1234.log", nccl_log_with_errors(), kind="nccl_debug")
     assert artifact.log_events.filter(kind="nccl_warn").exists()
     attach(incident, editor, artifact)
