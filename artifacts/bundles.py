@@ -97,6 +97,7 @@ def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
     the listing is rebuilt, and parts already stored are found again by their hash."""
     from .services import IngestError, artifact_ingest  # services call us: keep it lazy
 
+    bundle.bundle_members.all().delete()  # also when it was re-parsed as a non-bundle kind
     iter_parts = BUNDLE_PARTS.get(bundle.kind)
     if iter_parts is None:
         return []
@@ -104,7 +105,6 @@ def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
         max_part_bytes=min(MAX_PART_BYTES, settings.PERFHUB_MAX_UPLOAD_BYTES),
         max_total_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
     )
-    bundle.bundle_members.all().delete()
     rows: list[BundleMember] = []
     problem = ""
     try:

@@ -189,7 +189,7 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     enqueue_findings(locked)  # fabric: pair snapshots into rates, evaluate findings rules
     if any(not isinstance(extra, str) for _, extra in also):
         transaction.on_commit(lambda: evaluate_findings.delay(locked.pk))  # NCCL rules
-    if locked.kind in BUNDLE_KINDS:
+    if locked.kind in BUNDLE_KINDS or locked.bundle_members.exists():
         bundle_unpack(bundle=locked)  # each section/member becomes its own artifact
     return locked
 

@@ -100,13 +100,7 @@ class RunChartEmbed:
         if frame.empty:
             body = "<p class='muted'>The run had no data rows.</p>"
         elif interactive:
-            figure = bandwidth_curve(frame).to_json()
-            body = format_html(
-                '<div class="chart" id="{}" data-figure="{}-data"></div>{}',
-                dom_id,
-                dom_id,
-                json_script(figure, f"{dom_id}-data"),
-            )
+            body = chart_div(bandwidth_curve(frame).to_json(), dom_id)
         else:
             body = busbw_svg(frame)
         link = ""
@@ -265,6 +259,17 @@ def _code_ranges(text: str) -> list[tuple[int, int]]:
 
 def _inside(position: int, ranges: list[tuple[int, int]]) -> bool:
     return any(start <= position < end for start, end in ranges)
+
+
+def chart_div(figure_json: str, dom_id: str, css: str = "chart") -> SafeString:
+    """A plotly figure the page script draws: the div plus its JSON in a script tag."""
+    return format_html(
+        '<div class="{}" id="{}" data-figure="{}-data"></div>{}',
+        css,
+        dom_id,
+        dom_id,
+        json_script(figure_json, f"{dom_id}-data"),
+    )
 
 
 def _int_arg(args: dict[str, str], name: str) -> int:

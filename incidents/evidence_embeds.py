@@ -13,12 +13,12 @@ from typing import Any
 
 import pandas as pd
 from django.urls import reverse
-from django.utils.html import escape, format_html, json_script
+from django.utils.html import escape, format_html
 
 from artifacts.models import Finding, TraceSummary
 from reports.figures import trace_breakdown_bars
 
-from .embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg
+from .embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg, chart_div
 
 # The parts that partition a trace's GPU span, as reports.figures draws them.
 TRACE_PARTS = (
@@ -153,13 +153,7 @@ class TraceBreakdownEmbed:
             body = "<p class='muted'>The trace has no GPU span to break down.</p>"
         elif interactive:
             frame = pd.DataFrame([{"label": snap.get("label", "trace"), **snap}])
-            figure = trace_breakdown_bars(frame, height=220).to_json()
-            body = format_html(
-                '<div class="chart" id="{}" data-figure="{}-data"></div>{}',
-                dom_id,
-                dom_id,
-                json_script(figure, f"{dom_id}-data"),
-            )
+            body = chart_div(trace_breakdown_bars(frame, height=220).to_json(), dom_id)
         else:
             body = breakdown_svg(snap)
         link = ""

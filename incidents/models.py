@@ -298,20 +298,29 @@ class PostMortemDraft(models.Model):
         return f"draft of {self.user_id} on incident {self.incident_id}"
 
 
-class Embed(models.Model):
-    """Live evidence pinned into a post-mortem: ``{{chart run=12}}`` becomes ``pin=<this id>``.
+class PinnedEmbed(models.Model):
+    """What a ``{{kind args}}`` shortcode pinned (see embeds.py); post-mortems and knowledge
+    pages each keep their own rows.
 
     ``snapshot`` holds what is drawn (so a re-parse or a deleted run never changes a
-    published post-mortem); ``pinned`` says which version of the evidence it was.
+    published text); ``pinned`` says which version of the evidence it was.
     """
 
-    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="embeds")
     kind = models.CharField(max_length=20)
     params = models.JSONField(default=dict)
     pinned = models.JSONField(default=dict)
     snapshot = models.JSONField(default=dict)
     created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        abstract = True
+
+
+class Embed(PinnedEmbed):
+    """Live evidence pinned into a post-mortem: ``{{chart run=12}}`` becomes ``pin=<this id>``."""
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="embeds")
 
     def __str__(self) -> str:
         return f"{self.kind} embed {self.pk}"

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
+from incidents.models import PinnedEmbed
+
 from . import applicability, recipes
 
 User = settings.AUTH_USER_MODEL
@@ -223,7 +225,7 @@ class SearchEntry(models.Model):
         return f"{self.source}:{self.key}"
 
 
-class PageEmbed(models.Model):
+class PageEmbed(PinnedEmbed):
     """Evidence drawn inside a page's body: ``{{chart run=12}}`` is saved as ``pin=<this id>``.
 
     The shortcode kinds and their rendering are the post-mortems' registry
@@ -232,12 +234,6 @@ class PageEmbed(models.Model):
     """
 
     page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="embeds")
-    kind = models.CharField(max_length=20)
-    params = models.JSONField(default=dict)
-    pinned = models.JSONField(default=dict)
-    snapshot = models.JSONField(default=dict)
-    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
         return f"{self.kind} embed {self.pk} on page {self.page_id}"

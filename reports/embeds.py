@@ -24,7 +24,7 @@ from typing import Any
 
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils.html import format_html, format_html_join, json_script
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from . import exports
@@ -127,12 +127,9 @@ def render_pinned(pin: ReportPin, *, interactive: bool, dom_id: str) -> SafeStri
 
 def _chart_html(chart: dict[str, Any], *, interactive: bool, dom_id: str) -> str:
     if interactive:
-        return format_html(
-            '<div class="chart report-chart" id="{}" data-figure="{}-data"></div>{}',
-            dom_id,
-            dom_id,
-            json_script(json.dumps(chart["figure"]), f"{dom_id}-data"),
-        )
+        from incidents.embeds import chart_div  # the embed registry lives there
+
+        return chart_div(json.dumps(chart["figure"]), dom_id, css="chart report-chart")
     if reason := exports.images_unavailable():
         return format_html('<p class="muted small">Chart not drawn here: {}</p>', reason)
     try:

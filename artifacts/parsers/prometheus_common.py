@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from .counters_common import counter_unit
+from .counters_common import CounterSample, counter_unit
 
 HOST_LABELS = ("Hostname", "hostname", "host", "node", "nodename", "instance")
 DROPPED_LABELS = frozenset(
@@ -59,6 +59,19 @@ class Placed:
     counter: str
     unit: str
     facts: tuple[LabelFact, ...]
+
+    def sample(self, value: float, captured_at: str | None, snapshot: int) -> CounterSample:
+        """One reading of this series (whole numbers kept as ints, as counters are)."""
+        return CounterSample(
+            host=self.host,
+            device=self.device,
+            port=self.port,
+            counter=self.counter,
+            value=int(value) if value.is_integer() and abs(value) < 2**63 else value,
+            unit=self.unit,
+            captured_at=captured_at,
+            snapshot=snapshot,
+        )
 
 
 def place(name: str, labels: dict[str, str]) -> Placed:

@@ -150,18 +150,7 @@ def _build(result_type: str, series: list[_Series]) -> PrometheusRangeResult:
             for fact in placed.facts:
                 facts[(fact.host, fact.device, fact.name)] = fact
         stats.setdefault(id(s), []).append(stamp)
-        buffer.add(
-            CounterSample(
-                host=placed.host,
-                device=placed.device,
-                port=placed.port,
-                counter=placed.counter,
-                value=int(value) if value.is_integer() and abs(value) < 2**63 else value,
-                unit=placed.unit,
-                captured_at=utc_iso_from_epoch(stamp),
-                snapshot=index[stamp],
-            )
-        )
+        buffer.add(placed.sample(value, utc_iso_from_epoch(stamp), index[stamp]))
     listed = []
     for s in series:
         placed = placed_by_series.get(id(s))

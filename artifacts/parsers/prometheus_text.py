@@ -183,18 +183,7 @@ class _State:
         placed = place(name, labels)
         for fact in placed.facts:
             self.facts[(fact.host, fact.device, fact.name)] = fact
-        self.buffer.add(
-            CounterSample(
-                host=placed.host,
-                device=placed.device,
-                port=placed.port,
-                counter=placed.counter,
-                value=int(value) if value.is_integer() and abs(value) < 2**63 else value,
-                unit=placed.unit,
-                captured_at=self._time(stamp),
-                snapshot=self.snapshot,
-            )
-        )
+        self.buffer.add(placed.sample(value, self._time(stamp), self.snapshot))
 
     def _time(self, stamp: float | None) -> str | None:
         if stamp is None:

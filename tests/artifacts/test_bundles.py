@@ -90,6 +90,17 @@ def test_reparse_rebuilds_the_listing_without_duplicates(
     assert all(m.note == "" for m in members.exclude(artifact=None))
 
 
+def test_reparse_as_another_kind_drops_the_listing(
+    bug_report: Artifact, django_capture_on_commit_callbacks
+) -> None:
+    assert bug_report.bundle_members.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        artifact_request_parse(artifact=bug_report, kind="dmesg")
+    bug_report.refresh_from_db()
+    assert bug_report.kind == "dmesg"
+    assert not bug_report.bundle_members.exists()  # no stale "bundle contents" on its page
+
+
 def test_second_bundle_links_identical_sections(
     bug_report: Artifact, tmp_path, django_capture_on_commit_callbacks
 ) -> None:
