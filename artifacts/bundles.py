@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO
 
 from django.conf import settings
@@ -29,7 +29,9 @@ from .times import aware_datetime
 
 log = logging.getLogger(__name__)
 
-PartIterator = Callable[[BinaryIO, Limits], Iterator[tuple[BundlePart, BinaryIO | None]]]
+PartIterator = Callable[
+    [BinaryIO, Limits, Sequence[BundlePart]], Iterator[tuple[BundlePart, BinaryIO | None]]
+]
 BUNDLE_PARTS: dict[str, PartIterator] = {
     "nvidia_bug_report": nvidia_bug_report.iter_parts,
     "sysinfo_snapshot": sysinfo_snapshot.iter_parts,
@@ -92,9 +94,13 @@ BUNDLE_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
 # --- unpacking (after the parse transaction) ------------------------------------------------
 
 
-def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
+def bundle_unpack(*, bundle: Artifact, known: Sequence[BundlePart] = ()) -> list[BundleMember]:
     """Store every part of a parsed bundle as its own artifact and list them. Idempotent:
-    the listing is rebuilt, and parts already stored are found again by their hash."""
+    the listing is rebuilt, and parts already stored are found again by their hash.
+
+    ``known``: the parts the bundle's parse just listed. Their kinds (and what detection
+    said) are reused, so no member is sniffed again, neither by the walk nor by ingest.
+    """
     from .services import IngestError, artifact_ingest  # services call us: keep it lazy
 
     bundle.bundle_members.all().delete()  # also when it was re-parsed as a non-bundle kind
@@ -115,7 +121,7 @@ def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
                 max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
                 max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
             )
-            for part, body in iter_parts(stream, limits):
+            for part, body in iter_parts(stream, limits, known):
                 member, note = None, part.note
                 if body is not None:
                     try:
@@ -124,6 +130,7 @@ def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
                             name=part.name,
                             uploaded_by=bundle.uploaded_by,
                             kind=part.kind,
+                            detected=_detected(part, body),
                             label=bundle.label,
                             host=bundle.host,
                             metadata=_member_metadata(bundle, part),
@@ -147,6 +154,16 @@ def bundle_unpack(*, bundle: Artifact) -> list[BundleMember]:
         Artifact.objects.filter(pk=bundle.pk).update(warnings=warnings)
         bundle.warnings = warnings
     return rows
+
+
+def _detected(part: BundlePart, body: BinaryIO) -> str | None:
+    """What detection said of the part, when ingest would sniff exactly the same thing:
+    ingest sees a gzip member decompressed, and the name cut to 200 characters."""
+    if not part.detected or len(part.name) >= 200:
+        return None
+    magic = body.read(2)
+    body.seek(0)
+    return None if magic == b"\x1f\x8b" else part.detected
 
 
 def _member_metadata(bundle: Artifact, part: BundlePart) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .models import Artifact, CounterSample, CounterSnapshot, HostFact, LogEvent
+from .nccl_gpus import nccl_gpu_facts
 from .times import aware_datetime
 
 MAX_EVENT_TEXT = 4000
@@ -215,7 +216,28 @@ def load_rdma_counters(artifact: Artifact, result: Any) -> None:
     facts = FactBuffer(artifact, observed_at(artifact))
     _hca_facts(facts, result.hcas)
     _port_facts(facts, result.ports)
+    _qp_facts(facts, getattr(result, "qp_counters", ()), getattr(result, "qps", ()))
     facts.save()
+
+
+def _qp_facts(facts: FactBuffer, counter_sets: Iterable[Any], qps: Iterable[Any]) -> None:
+    """QP counter sets and QPs (rdma statistic qp / rdma resource show qp). A set's device is
+    the one its counter rows carry; a QP's is ``<hca> qp <lqpn>``, one row per QP on pages."""
+    for c in counter_sets:
+        where = {"host": c.host, "device": c.counter_device, "port": c.port}
+        extra = {"hca": c.device, "cntn": c.cntn, "pid": c.pid, "comm": c.comm}
+        facts.add("qp_counter.qp_type", c.qp_type, **where, extra=extra)
+        facts.add("qp_counter.lqpns", list(c.lqpns), **where, extra=extra)
+    for q in qps:
+        where = {"host": q.host, "device": f"{q.device} qp {q.lqpn}", "port": q.port}
+        extra = {
+            "hca": q.device, "lqpn": q.lqpn, "rqpn": q.rqpn, "type": q.qp_type,
+            "sq_psn": q.sq_psn, "rq_psn": q.rq_psn, "pid": q.pid, "comm": q.comm,
+        }  # fmt: skip
+        facts.add("qp.state", q.state, **where, extra=extra)
+        facts.add("qp.type", q.qp_type, **where, extra=extra)
+        owner = " ".join(p for p in (q.comm, f"pid {q.pid}" if q.pid is not None else "") if p)
+        facts.add("qp.owner", owner, **where, extra=extra)
 
 
 def load_ib_status(artifact: Artifact, result: Any) -> None:
@@ -339,6 +361,8 @@ def load_nccl_debug(artifact: Artifact, result: Any) -> None:
         for host in [env.host] if env.host else hosts or [None]:
             facts.add(f"nccl.env.{env.name}", env.value, host=host, extra={"source": env.source})
     facts.add("nccl.nranks", result.nranks)
+    for gpu in nccl_gpu_facts(result.ranks):  # what baselines match nvidia-smi's GPUs to
+        facts.add(gpu.name, gpu.value, host=gpu.host, device=gpu.device, extra=gpu.extra)
     facts.save()
     _events(
         artifact,

@@ -41,7 +41,7 @@ class NsightFilterForm(forms.Form):
     )
     label = forms.CharField(required=False)
     host = forms.CharField(required=False)
-    q = forms.CharField(required=False, label="file name")
+    q = forms.CharField(required=False, label="File name")
 
 
 def nsight_list(request: HttpRequest) -> HttpResponse:

@@ -67,11 +67,14 @@ def artifact_ingest(
     metadata: Mapping[str, Any] | None = None,
     enqueue: bool = True,
     parent: Artifact | None = None,
+    detected: str | None = None,
 ) -> IngestOutcome:
     """Store one uploaded file and enqueue its parse. Identical bytes return the existing row.
 
     ``enqueue=False`` leaves the parse to the caller (the demo loader parses in-process).
     ``parent``: the support bundle the file was cut out of (see bundles.py).
+    ``detected``: what ``detect_kind`` already said of these bytes and this name (a bundle's
+    part); it is stored as ``kind_detected`` and the file is not sniffed again.
     The file is spooled once to a temporary file while hashing, so the size limit is checked
     before anything reaches storage and detection can peek at the (decompressed) head.
     """
@@ -89,7 +92,8 @@ def artifact_ingest(
         if existing:
             return IngestOutcome(existing, created=False)
         spool.seek(0)
-        detected = detect_kind(name, _head(spool, size))
+        if detected not in PARSERS and detected != OTHER:
+            detected = detect_kind(name, _head(spool, size))
         spool.seek(0)
         chosen = kind or detected
         artifact = Artifact(
@@ -190,7 +194,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     if any(not isinstance(extra, str) for _, extra in also):
         transaction.on_commit(lambda: evaluate_findings.delay(locked.pk))  # NCCL rules
     if locked.kind in BUNDLE_KINDS or locked.bundle_members.exists():
-        bundle_unpack(bundle=locked)  # each section/member becomes its own artifact
+        # each section/member becomes its own artifact, with the kinds this parse chose
+        bundle_unpack(bundle=locked, known=getattr(result, "parts", ()))
     return locked
 
 

@@ -234,6 +234,52 @@ def merge_stacks(primary: StackFacts, secondary: StackFacts) -> StackFacts:
     )
 
 
+_PCI_ADDRESS = re.compile(r"(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})\.([0-7])")
+
+
+def pci_key(device: str) -> str:
+    """One spelling per PCI address, so the tools that name a GPU by it agree: nvidia-smi
+    writes ``00000000:1B:00.0``, NCCL's busId becomes ``0000:1b:00.0``, lspci ``1b:00.0``.
+    Anything else (a trace's ``trace:0``) is only lowercased."""
+    text = device.strip().lower()
+    m = _PCI_ADDRESS.fullmatch(text)
+    if not m:
+        return text
+    domain, bus, slot, function = m.groups()
+    return f"{int(domain or '0', 16):04x}:{int(bus, 16):02x}:{int(slot, 16):02x}.{function}"
+
+
+def nccl_used_gpus(facts: list[Fact]) -> set[tuple[str, str]]:
+    """(host, PCI address) of each GPU an NCCL_DEBUG log shows a rank running on."""
+    return {(f.host, pci_key(f.device)) for f in facts if f.name == "nccl.gpu" and f.device}
+
+
+def _gpu_fields(facts: list[Fact]) -> dict[str, Any]:
+    """GPU name and GPUs per node.
+
+    The name: the one most GPUs state, among the GPUs NCCL logs show the job using when
+    nvidia-smi's bus ids match them (a node's display or spare GPU of another model then
+    does not name the profile). GPUs per node: distinct bus ids per host that nvidia-smi (or
+    a trace) lists - every GPU of the node; only when none does, the GPUs NCCL logs show a
+    job using on one host (a lower bound: a job may leave GPUs idle)."""
+    out: dict[str, Any] = {}
+    named = [f for f in facts if f.name == "gpu.name" and f.value.strip()]
+    used = nccl_used_gpus(facts)
+    on_used = [f for f in named if (f.host, pci_key(f.device)) in used]
+    if names := [f.value for f in on_used or named]:
+        out["gpu_name"] = Counter(names).most_common(1)[0][0]
+    gpus: dict[str, set[str]] = defaultdict(set)
+    for f in named:
+        if f.device:
+            gpus[f.host].add(pci_key(f.device))
+    counts = [f.number for f in facts if f.name == "nccl.gpu_count" and f.number]
+    if gpus:
+        out["gpus_per_node"] = max(len(v) for v in gpus.values())
+    elif counts:
+        out["gpus_per_node"] = int(max(counts))
+    return out
+
+
 _LINK_LAYERS = {
     "infiniband": "infiniband",
     "ib": "infiniband",
@@ -245,19 +291,11 @@ _LINK_LAYERS = {
 def profile_from_facts(facts: list[Fact]) -> dict[str, Any]:
     """HardwareProfile field values the facts support (only the ones they do).
 
-    GPUs per node counts distinct GPUs (bus ids) of one host; NICs per node the distinct
-    HCAs with an active-rate port; the fabric is the ports' link layer (Ethernet ports of an
-    RDMA NIC mean RoCE)."""
+    GPUs per node: distinct GPUs (bus ids) of one host (``_gpu_fields``); NICs per node the
+    distinct HCAs with an active-rate port; the fabric is the ports' link layer (Ethernet
+    ports of an RDMA NIC mean RoCE)."""
     out: dict[str, Any] = {}
-    names = [f.value for f in facts if f.name == "gpu.name" and f.value.strip()]
-    if names:
-        out["gpu_name"] = Counter(names).most_common(1)[0][0]
-    gpus: dict[str, set[str]] = defaultdict(set)
-    for f in facts:
-        if f.name == "gpu.name" and f.device:
-            gpus[f.host].add(f.device.lower())
-    if gpus:
-        out["gpus_per_node"] = max(len(v) for v in gpus.values())
+    out.update(_gpu_fields(facts))
     rates = [f.number for f in facts if f.name in ("port.rate_gbps", "link.speed_gbps")]
     fastest = max((r for r in rates if r), default=None)
     # The fabric NICs are the fastest ones; a 100G management NIC is not part of the profile.

@@ -4,10 +4,11 @@ A run's own output rarely states everything: nccl-tests prints the NCCL version 
 driver, a metrics upload may name neither. The team uploads ``nvidia-smi -q``, ``ibstat``,
 ``NCCL_DEBUG=INFO`` logs, ``mlxlink``/``mlxconfig`` and Kineto traces of the same machines,
 and those state the driver, CUDA, NIC firmware, the NCCL_* environment, the GPU model, the
-NIC and its rate. Facts of an artifact count for a run when they describe one of the run's
-hosts (or carry the run's upload label) and were observed within ``FACTS_WINDOW`` of it;
-facts about the run's own hosts come first, then the nearest in time wins. They only fill
-gaps: the run's own output and its upload metadata always win (``facts.merge_stacks``).
+NIC and its rate; NCCL logs also name the GPUs (PCI bus ids) each host's ranks ran on.
+Facts of an artifact count for a run when they describe one of the run's hosts (or carry
+the run's upload label) and were observed within ``FACTS_WINDOW`` of it; facts about the
+run's own hosts come first, then the nearest in time wins. They only fill gaps: the run's
+own output and its upload metadata always win (``facts.merge_stacks``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ _NAMES = (
     *(name for names in FACT_COMPONENTS.values() for name in names),
     "gpu.name", "hca.type", "nic.part", "nic.type", "port.rate_gbps", "link.speed_gbps",
     "port.link_layer", "nccl.ib_devices", "nvlink.active",
+    # The GPUs (bus ids) NCCL logs show a job using, and how many per host: they pick
+    # nvidia-smi's GPUs of the job out and count GPUs/node when nothing else does.
+    "nccl.gpu", "nccl.gpu_count",
 )  # fmt: skip
 MAX_FACTS = 5000
 

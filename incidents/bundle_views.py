@@ -56,7 +56,9 @@ def bundle_preview_view(request: HttpRequest, kind: str, pk: int) -> HttpRespons
     """What redaction would replace in the chosen artifacts (GET, same fields as the build)."""
     incident, ticket, artifacts = _owner(kind, pk)
     tickets = incident.vendor_tickets.all() if incident else None
-    form = BundleForm(request.GET, artifacts=artifacts, tickets=tickets)
+    # Opened without a choice (a bookmark, the back button): start from the defaults (every
+    # artifact ticked, redaction on) rather than an error and an unticked "Redact" box.
+    form = BundleForm(request.GET or None, artifacts=artifacts, tickets=tickets)
     preview, error = None, ""
     if form.is_valid():
         try:
@@ -67,7 +69,7 @@ def bundle_preview_view(request: HttpRequest, kind: str, pk: int) -> HttpRespons
             )  # fmt: skip
         except IncidentError as exc:
             error = str(exc)
-    else:
+    elif form.is_bound:
         error = _errors(form)
     return render(
         request,

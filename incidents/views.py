@@ -483,7 +483,11 @@ def incident_metrics(request: HttpRequest) -> HttpResponse:
         request,
         "incidents/metrics.html",
         {
-            "tables": {name: t.to_dict("records") for name, t in tables.items()},
+            # NaN (a group where no incident has that milestone) prints as "—", not "nan"
+            "tables": {
+                name: t.astype(object).where(t.notna(), None).to_dict("records")
+                for name, t in tables.items()
+            },
             "ages": ages.to_dict("records"),
             "durations": metrics.DURATIONS,
         },

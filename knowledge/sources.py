@@ -132,7 +132,9 @@ class _ModelSource:
         model = _model(self._model)
         if model is None:
             return
-        rows = model._default_manager.select_related(*filter(None, [self._related]))
+        rows = model._default_manager.all()
+        if self._related:  # select_related() without fields would fetch every FK (deprecated)
+            rows = rows.select_related(self._related)
         for row in rows.order_by("pk").iterator(chunk_size=200):
             yield self._document(row)
 

@@ -54,7 +54,11 @@ class FleetForm(forms.Form):
         choices=[("high", "high is bad"), ("low", "low is bad"), ("both", "either way")],
     )
     fact = forms.ChoiceField(required=False)
-    collective = forms.CharField(required=False, initial="all_reduce")
+    collective = forms.CharField(
+        required=False,
+        initial="all_reduce",
+        widget=forms.TextInput(attrs={"placeholder": "empty: every collective"}),
+    )
     metric = forms.ChoiceField(required=False, choices=list(RUN_METRICS.items()))
     label = forms.CharField(required=False)
     since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))

@@ -182,7 +182,10 @@ def fleet_view(request: HttpRequest) -> HttpResponse:
     counters = fleet.fleet_counters()
     mode = params.get("mode") or "counter"
     facts = fleet.fleet_facts() if mode == "fact" else []
-    form = FleetForm(params, counters=counters, facts=facts)
+    data = params.copy()
+    if "collective" not in data:  # show the pairwise default in its box instead of an empty one
+        data["collective"] = "all_reduce"
+    form = FleetForm(data, counters=counters, facts=facts)
     context: dict[str, Any] = {"form": form, "mode": mode, "comparison": None}
     since, until = querysets._date(params.get("since")), querysets._date(params.get("until"))
     label = params.get("label", "")

@@ -12,6 +12,7 @@ import dataclasses
 import posixpath
 import re
 import tempfile
+from collections.abc import Sequence
 from typing import BinaryIO
 
 # Limits against archive bombs and absurd bundles; the caller may pass tighter ones.
@@ -52,6 +53,10 @@ class BundlePart:
     note: str = ""
     line_start: int | None = None
     line_end: int | None = None
+    # What plain detect_kind said of the part's name and head when choosing its kind ran it
+    # ("" when a hinted kind was taken without it): ingest stores it as the member's
+    # kind_detected instead of sniffing the same bytes again.
+    detected: str = ""
 
 
 def new_spool() -> BinaryIO:
@@ -87,15 +92,37 @@ def choose_kind(name: str, head: bytes, *, hints: tuple[str, ...] = ()) -> str:
 
     Generic counter sniffers are only trusted when the part's name or title names them.
     """
+    return choose_kind_detected(name, head, hints=hints)[0]
+
+
+def choose_kind_detected(name: str, head: bytes, *, hints: tuple[str, ...] = ()) -> tuple[str, str]:
+    """``choose_kind`` and what ``detect_kind`` said on the way ("" when it did not run)."""
     from . import OTHER, PARSERS, detect_kind, get_parser  # the registry imports this module
 
     for kind in hints:
         if kind in PARSERS and get_parser(kind).accepts(name, head):
-            return kind
-    kind = detect_kind(name, head)
+            return kind, ""
+    detected = kind = detect_kind(name, head)
     words = GENERIC_KINDS.get(kind)
     if words is not None and not any(w in name.lower() for w in words):
-        return OTHER
+        return OTHER, detected
     if kind in ("nvidia_bug_report", "sysinfo_snapshot"):
-        return OTHER  # a bundle inside a bundle is kept, not unpacked again
-    return kind
+        return OTHER, detected  # a bundle inside a bundle is kept, not unpacked again
+    return kind, detected
+
+
+def known_kind(
+    known: Sequence[BundlePart], index: int, title: str, size: int
+) -> tuple[str, str] | None:
+    """The (kind, detected) the bundle's parse chose for this part, when ``known`` (the
+    parse's parts, handed to the unpack walk) lists the same part at the same place.
+
+    The unpack walk reads the same bytes as the parse did, so the kind is the same one;
+    reusing it saves detecting every member a second time. Anything that does not line up
+    (another listing, a changed file) is detected afresh.
+    """
+    if index < len(known):
+        part = known[index]
+        if part.title == title and part.size == size:
+            return part.kind, part.detected
+    return None

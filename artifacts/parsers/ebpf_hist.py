@@ -116,7 +116,13 @@ class EbpfHistResult(ParseResult):
 
 
 def accepts(name: str, head: bytes) -> bool:
-    lines = head_text(head).splitlines()[:5000]
+    text = head_text(head)
+    # Necessary conditions, checked on the whole head before counting lines: both kinds of
+    # bucket line end in a "|...|" bar, bpftrace maps start "@", BCC has "distribution"
+    # headers and "lo -> hi" buckets.
+    if "|" not in text or ("@" not in text and ("distribution" not in text or "->" not in text)):
+        return False
+    lines = text.splitlines()[:5000]
     bpf = sum(1 for line in lines if _BPF_BUCKET.match(line.strip()))
     bcc = sum(1 for line in lines if _BCC_BUCKET.match(line))
     maps = sum(1 for line in lines if _MAP.match(line.strip()))

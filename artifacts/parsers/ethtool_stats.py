@@ -31,6 +31,7 @@ _DRIVER_INFO = re.compile(
 _INTERFACE = re.compile(r"^[a-z][\w.\-]*\d[\w.\-]*$")  # eth1, enp178s0f0, ib0, mlx5_0, bond0
 _FAILURE = re.compile(r"no stats available|Cannot get stats|Operation not supported", re.IGNORECASE)
 # Text that means the file is another tool's output even if it has "name: 123" lines.
+_QUICK_COUNTER = re.compile(r":\s+-?\d")
 _FOREIGN = ("hca_id:", "CA '", "Infiniband device", "NVSMI LOG", "/sys/class/", "Bucket ")
 
 
@@ -67,18 +68,30 @@ def accepts(name: str, head: bytes) -> bool:
         return False
     if "NIC statistics:" in text:
         return True
+    # Every branch below needs two counter lines, each ending in ":<space>integer": when the
+    # head holds fewer than two such places, no line can count (a necessary condition).
+    quick = _QUICK_COUNTER.finditer(text)
+    if next(quick, None) is None or next(quick, None) is None:
+        return False
+    # With the command echoed, two counter lines are enough; a headerless dump must be
+    # mostly "identifier: integer" lines (at least 4, and twice the other lines). Both are
+    # decided as soon as the lines left cannot change the answer.
+    command = _COMMAND.search(text) is not None
+    lines = text.splitlines()[:3000]
     counters = other = 0
-    for line in text.splitlines()[:3000]:
+    for i, line in enumerate(lines):
         stripped = line.strip()
-        if not stripped or stripped.startswith("```"):
-            continue
-        if _COUNTER.match(line):
-            counters += 1
-        else:
-            other += 1
-    if _COMMAND.search(text) and counters >= 2:
-        return True
-    # A headerless dump: mostly "identifier: integer" lines.
+        if stripped and not stripped.startswith("```"):
+            if _COUNTER.match(line):
+                counters += 1
+                if command and counters >= 2:
+                    return True
+            else:
+                other += 1
+        if not command and counters + (len(lines) - i - 1) < max(4, 2 * other):
+            return False  # even if every line left were a counter
+    if command:
+        return False  # fewer than two counter lines (4 would have returned above)
     return counters >= 4 and counters >= 2 * other
 
 

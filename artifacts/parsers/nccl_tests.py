@@ -24,6 +24,7 @@ size of the log: lines are read one by one with a length cap and debug lines are
 
 from __future__ import annotations
 
+import re
 from typing import BinaryIO
 
 from .base import ParseError
@@ -44,7 +45,7 @@ from .nccl_tests_run import (
 )
 from .nccl_tests_text import CONCURRENCY_WINDOW, MAX_PENDING_CHARS, TextReader, iter_lines
 from .nccl_tests_values import decode_nccl_version, normalise_collective
-from .textutil import peek
+from .textutil import head_text, peek
 
 __all__ = [
     "CONCURRENCY_WINDOW",
@@ -77,11 +78,14 @@ LABEL = "nccl-tests output"
 VERSION = 1
 
 HEAD_BYTES = 64 * 1024
+# A piece of every data type name MODERN_ROW_RE accepts (float, bfloat16, half, double,
+# [u]int8..64, fp8_*, f8e*): a line without one cannot be a result row.
+_ROW_TYPE = re.compile(r"float|double|half|int|fp8|f8e")
 
 
 def accepts(name: str, head: bytes) -> bool:
     """Content sniffing of the (decompressed) first bytes; the file name is not used."""
-    text = head[:HEAD_BYTES].decode("utf-8", "replace").lstrip("\ufeff")
+    text = head_text(head[:HEAD_BYTES]).lstrip("\ufeff")
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         first = stripped.split("\n", 1)[0]
@@ -90,6 +94,10 @@ def accepts(name: str, head: bytes) -> bool:
         return True
     rows = 0
     for raw in text.splitlines():
+        # A marker starts "#", an RCCL record holds "busBw", a result row names its data
+        # type; prefix stripping only removes text, so a line with none of them is skipped.
+        if "#" not in raw and "busBw" not in raw and not _ROW_TYPE.search(raw):
+            continue
         line = strip_prefixes(raw.lstrip())
         if "(), " in line:
             line = strip_func_prefixes(line)

@@ -86,7 +86,8 @@ def _first_json_line(text: str) -> tuple[int, str] | None:
         stripped = line.lstrip()
         if stripped.startswith("{"):
             return offset + len(line) - len(stripped), stripped
-        if TEXT_MARKER_RE.match(strip_prefixes(stripped).strip()):
+        # markers start "#": a line without one cannot be a marker after prefix stripping
+        if "#" in stripped and TEXT_MARKER_RE.match(strip_prefixes(stripped).strip()):
             return None
         offset += len(line)
     return None

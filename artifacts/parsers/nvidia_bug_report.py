@@ -17,11 +17,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 from .base import ParseError, ParseResult
-from .bundle_common import HEAD_BYTES, BundlePart, Limits, choose_kind, file_name, new_spool
+from .bundle_common import (
+    HEAD_BYTES,
+    BundlePart,
+    Limits,
+    choose_kind_detected,
+    file_name,
+    known_kind,
+    new_spool,
+)
 from .textutil import LineReader, find_timestamp, head_text
 
 KIND = "nvidia_bug_report"
@@ -151,10 +159,14 @@ def parse(stream: BinaryIO) -> NvidiaBugReportResult:
 
 
 def iter_parts(
-    stream: BinaryIO, limits: Limits | None = None
+    stream: BinaryIO, limits: Limits | None = None, known: Sequence[BundlePart] = ()
 ) -> Iterator[tuple[BundlePart, BinaryIO | None]]:
-    """Each part with its text (None when not stored); the text is closed after its turn."""
-    walker = _Walker(limits or Limits(), keep_bodies=True)
+    """Each part with its text (None when not stored); the text is closed after its turn.
+
+    ``known``: the parts the parse listed; a section found there keeps the kind chosen then
+    instead of being detected again.
+    """
+    walker = _Walker(limits or Limits(), keep_bodies=True, known=known)
     reader = LineReader(stream)
     for line in reader:
         walker.feed(line, reader.line_no)
@@ -193,9 +205,12 @@ class _Part:
 
 
 class _Walker:
-    def __init__(self, limits: Limits, *, keep_bodies: bool) -> None:
+    def __init__(
+        self, limits: Limits, *, keep_bodies: bool, known: Sequence[BundlePart] = ()
+    ) -> None:
         self.limits = limits
         self.keep = keep_bodies
+        self.known = known
         self.pending: list[tuple[BundlePart, BinaryIO | None]] = []
         self.parts: list[BundlePart] = []
         self.part: _Part | None = None
@@ -302,14 +317,15 @@ class _Walker:
                 part.body.close()
             return
         name = _part_name(part.title)
-        kind = "other"
+        kind, detected = "other", ""
         note = part.note
         if part.title.startswith("End of NVIDIA bug report"):
             note = "end of the log"
         elif part.size == 0:
             note = note or "empty"
         elif part.title != "prologue":
-            kind = _kind_for(part.title, name, bytes(part.head))
+            chosen = known_kind(self.known, len(self.parts), part.title, part.size)
+            kind, detected = chosen or _kind_for(part.title, name, bytes(part.head))
         stored = kind != "other" and part.size > 0 and not part.too_large
         if part.too_large:
             note = f"larger than {self.limits.max_part_bytes} bytes: not stored on its own"
@@ -329,6 +345,7 @@ class _Walker:
             note=note,
             line_start=part.line_start,
             line_end=part.line_end,
+            detected=detected,
         )
         self.parts.append(record)
         body = part.body if stored and self.keep else None
@@ -471,13 +488,13 @@ def _part_name(title: str) -> str:
     return file_name(title.lstrip("/"), suffix=".txt")
 
 
-def _kind_for(title: str, name: str, head: bytes) -> str:
+def _kind_for(title: str, name: str, head: bytes) -> tuple[str, str]:
+    """(kind, what detect_kind said or "" when it did not run) for a section."""
     if title in _FORCED:
-        return _FORCED[title]
+        return _FORCED[title], ""
     for pattern, kinds in _RULES:
         if pattern.search(title):
             if not kinds:
-                return "other"
-            chosen = choose_kind(name, head, hints=kinds)
-            return chosen
-    return choose_kind(name, head)
+                return "other", ""
+            return choose_kind_detected(name, head, hints=kinds)
+    return choose_kind_detected(name, head)

@@ -87,8 +87,10 @@ def accepts(name: str, head: bytes) -> bool:
     text = head_text(head)
     if "Performance counter stats for" in text:
         return True
+    if "perf stat" not in text:  # checked before the row count: same answer, no scan
+        return False
     rows = sum(1 for line in text.splitlines() if _ROW.match(line) or _CSV_ROW.match(line))
-    return "perf stat" in text and rows >= 3
+    return rows >= 3
 
 
 def parse(stream: BinaryIO) -> PerfStatResult:

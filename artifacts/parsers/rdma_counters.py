@@ -9,7 +9,9 @@ Forms read:
 - bare ``name:value`` lines (``grep -H . *`` inside one ``hw_counters`` directory): the device
   and port then come from the file name when it names them (``mlx5_0_port1_hw_counters.txt``);
 - ``rdma statistic show [link dev/port]`` (wrapped lines and the ``Optional-set:`` counters)
-  and ``rdma link show`` (port state).
+  and ``rdma link show`` (port state);
+- per-QP output (rdma_qp.py): ``rdma statistic qp show`` counter sets (``cntn``, ``qp-type``,
+  ``pid``, ``comm``, ``LQPN``), ``rdma resource show qp`` and the ``-j`` JSON of all of these.
 """
 
 from __future__ import annotations
@@ -30,6 +32,21 @@ from .counters_common import (
     normalise_state,
     prompt,
     rate_gbps,
+)
+from .rdma_qp import (
+    JsonBlock,
+    QpCounterSet,
+    QpInfo,
+    clean_comm,
+    counter_device,
+    is_resource_line,
+    json_counters,
+    json_int,
+    json_lqpns,
+    json_text,
+    lqpn_continuation,
+    qp_info,
+    split_words,
 )
 from .textutil import LineReader, find_timestamp, head_text
 
@@ -54,7 +71,17 @@ _HEAD_PATH = re.compile(
     r"(?P<dev>[^/\s]+)/ports/(?P<port>\d+)/(?:hw_counters|counters)/(?P<name>[^/\s]+)$"
 )
 _BARE = re.compile(r"^\s*(?P<name>[A-Za-z][\w]*):\s*(?P<value>-?\d+)\s*$")
-_RDMA_LINK = re.compile(r"^\s*link (?P<dev>[^/\s]+)/(?P<port>\d+)\s+(?P<rest>.*)$")
+# "link mlx5_0/1 ..."; "link mlx5_0/- ..." for a QP not bound to a port yet.
+_RDMA_LINK = re.compile(r"^\s*link (?P<dev>[^/\s]+)/(?P<port>\d+|-)\s+(?P<rest>.*)$")
+# The start of `rdma -j [-p]` output: "[{", "[" alone, "{" alone, '{"'.
+_JSON_START = re.compile(r'^\s*(?:\[\s*(?:[\[{\]]|$)|\{\s*(?:"|$))')
+_JSON_MARKERS = (
+    '"cntn"',
+    '"lqpn"',
+    '"rx_write_requests"',
+    '"out_of_sequence"',
+    '"local_ack_timeout_err"',
+)
 _PAIR = re.compile(r"(?P<name>[A-Za-z][\w\-]*) (?P<value>-?\d+)(?=\s|$)")
 _NAME_HINT = re.compile(
     r"(?P<dev>mlx\d+_(?:bond_)?\d+|bnxt_re\d+|irdma\d+|rocep\d+s\d+(?:f\d+)?|ionic_\d+|hfi1_\d+"
@@ -78,7 +105,10 @@ _KNOWN_WORDS = """
     multicast_xmit_packets cc_rx_ce_pkts cc_tx_cnp_pkts
     """
 KNOWN_COUNTERS = frozenset(_KNOWN_WORDS.split())
-_QP_ATTRIBUTES = frozenset({"cntn", "pid", "lqpn", "qp-type"})
+_BARE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# Words followed by a text value: "comm ib_send_bw", "qp-type RC" never dangle.
+_SET_VALUE_WORDS = frozenset({"comm", "qp-type", "type", "state", "subtype", "path-mig-state"})
+_JSON_SKIP = frozenset({"ifindex", "ifname", "port", "dev"})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,6 +119,8 @@ class RdmaCountersResult(ParseResult):
     samples: tuple[CounterSample, ...] = ()
     hcas: tuple[HcaInfo, ...] = ()
     ports: tuple[LinkPort, ...] = ()
+    qp_counters: tuple[QpCounterSet, ...] = ()  # rdma statistic qp show: one per cntn
+    qps: tuple[QpInfo, ...] = ()  # rdma resource show qp
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -98,6 +130,8 @@ class RdmaCountersResult(ParseResult):
             "samples": len(self.samples),
             "nonzero": sum(1 for s in self.samples if s.value),
             "ports_not_active": sum(1 for p in self.ports if p.state not in (None, "ACTIVE")),
+            "qp_counters": len(self.qp_counters),
+            "qps": len(self.qps),
             "warnings": len(self.warnings),
         }
 
@@ -106,14 +140,19 @@ def accepts(name: str, head: bytes) -> bool:
     text = head_text(head)
     sysfs = rdma = known = bare = 0
     for line in text.splitlines()[:5000]:
+        # each regex runs only on lines holding the literal it needs ("/ports/", "link ",
+        # ":"): the same counts, without matching every line three times
         if "/ports/" in line and ("counters/" in line) and _SYSFS.match(line):
             sysfs += 1
-        elif _RDMA_LINK.match(line) and len(_PAIR.findall(line)) >= 2:
+        elif "link " in line and _RDMA_LINK.match(line) and len(_PAIR.findall(line)) >= 2:
             rdma += 1
-        elif (m := _BARE.match(line)) or (m := re.match(r"^\s*([A-Za-z]\w*):\s+-?\d+\s*$", line)):
+        elif ":" in line and (m := _BARE.match(line)):
             bare += 1
             known += m.group(1) in KNOWN_COUNTERS
     if sysfs >= 3 or rdma >= 1:
+        return True
+    # `rdma -j` output: an array of objects naming their device, with RDMA counter/QP keys.
+    if _JSON_START.match(text) and '"ifname"' in text and any(m in text for m in _JSON_MARKERS):
         return True
     # A bare list: mostly names that only RDMA counters carry.
     return known >= 3 and known >= 0.6 * bare
@@ -125,7 +164,8 @@ def parse(stream: BinaryIO, *, name: str | None = None) -> RdmaCountersResult:
     state = _State(name)
     for line in reader:
         state.feed(line)
-    if not state.buffer.rows and not state.ports and not state.hcas:
+    state.finish()
+    if not state.buffer.rows and not state.ports and not state.hcas and not state.qps:
         raise ParseError(
             "no RDMA counters (sysfs path:value lines or 'rdma statistic' output) found"
         )
@@ -151,8 +191,26 @@ class _State:
         self.force_new = (
             False  # set by a command/date/label line: the next counter opens a snapshot
         )
+        # QP-mode counter sets by (device of their rows, snapshot); the one a wrapped line
+        # continues; QPs of `rdma resource show qp`; the JSON document being collected.
+        self.sets: list[dict[str, Any]] = []
+        self.current: dict[str, Any] | None = None
+        self.qps: list[QpInfo] = []
+        self.json: JsonBlock | None = None
+        self.json_errors = 0
+        self.replaying = False
+        self.pending: str | None = None  # a counter name whose value wrapped to the next line
 
     def feed(self, line: str) -> None:
+        if self.json is not None:
+            if self.json.add(line):
+                self._json_done()
+            return
+        if _JSON_START.match(line) and not self.replaying:
+            self.link = None
+            self.json = JsonBlock()
+            self.feed(line)
+            return
         if self.head_path is not None:
             self._head_value(line)
             return
@@ -169,34 +227,150 @@ class _State:
     def _rdma_line(self, line: str) -> bool:
         m = _RDMA_LINK.match(line)
         if m:
-            self.link = (m["dev"], int(m["port"]))
-            self._rdma_pairs(m["rest"])
+            self._link_line(m)
             return True
         if self.link is None:
             return False
+        lqpns = lqpn_continuation(line)
+        if lqpns is not None:  # "LQPN: <258,259>" after a counter set's counters
+            if self.current is not None:
+                self.current["lqpns"].extend(lqpns)
+            return True
         rest = line.strip()
         if rest.startswith("Optional-set:"):
             rest = rest[len("Optional-set:") :]
+        words = rest.split()
+        if self.pending and words and words[0].lstrip("-").isdigit():
+            rest = f"{self.pending} {rest}"  # "out_of_sequence" / "0" split over two lines
+            words.insert(0, self.pending)
         pairs = _PAIR.findall(rest)
-        if pairs and len(pairs) * 2 >= len(rest.split()):  # a wrapped continuation line
-            self._rdma_pairs(rest)
+        # a wrapped continuation line: name/value pairs (a name may end it, its value next)
+        if pairs and len(pairs) * 2 >= len(words) - 1:
+            self._rdma_pairs(self._hold_dangling(rest))
             return True
         self.link = None
+        self.current = None
+        self.pending = None
         return False
+
+    def _link_line(self, m: re.Match[str]) -> None:
+        self.link = (m["dev"], None if m["port"] == "-" else int(m["port"]))
+        self.current = None  # a new "link" line starts a new set (or port counters)
+        self.pending = None
+        self._rdma_pairs(self._hold_dangling(m["rest"]))
+
+    def _hold_dangling(self, text: str) -> str:
+        """Keep a counter name that ends the line without its value for the next line
+        (mail clients and terminals wrap `rdma statistic` lines anywhere)."""
+        words = text.split()
+        self.pending = None
+        if len(words) % 2 and _BARE_NAME.match(words[-1]) and not _PAIR.search(words[-1]):
+            last = words[-1]
+            if last.lower() not in _SET_VALUE_WORDS and (
+                len(words) < 2 or words[-2].lower() not in _SET_VALUE_WORDS
+            ):
+                self.pending = last
+                return " ".join(words[:-1])
+        return text
 
     def _rdma_pairs(self, text: str) -> None:
         assert self.link is not None
         device, port = self.link
         words = text.split()
-        if "state" in words:  # rdma link show: "state ACTIVE physical_state LINK_UP ..."
+        lowered = {w.lower() for w in words}
+        if "state" in words and not lowered & {"lqpn", "cntn"}:
+            # rdma link show: "state ACTIVE physical_state LINK_UP ..."
             attrs = dict(zip(words[::2], words[1::2], strict=False))
-            entry = self.ports.setdefault((device, port), {})
-            entry["state"] = attrs.get("state", "")
-            entry["phys_state"] = attrs.get("physical_state", "")
+            if port is not None:
+                entry = self.ports.setdefault((device, port), {})
+                entry["state"] = attrs.get("state", "")
+                entry["phys_state"] = attrs.get("physical_state", "")
             return
-        for name, value in _PAIR.findall(text):
-            if name not in _QP_ATTRIBUTES:
-                self._sample(device, port, name, int(value))
+        attributes, counters, lqpns = split_words(text)
+        if self.current is None and is_resource_line(attributes, counters):
+            info = qp_info(self.host, device, port, attributes)
+            if info is not None:
+                self.qps.append(info)
+            self.link = None  # resource lines do not wrap
+            return
+        if "cntn" in attributes and attributes["cntn"].isdigit():
+            self.current = self._counter_set(device, port, attributes)
+        target = self.current
+        if target is not None:
+            target["lqpns"].extend(lqpns)
+        for name, value in counters:
+            if target is not None:
+                self._sample(target["counter_device"], port, name, value)
+                target["snapshot"] = self.snapshots[-1]["index"]
+            else:
+                self._sample(device, port, name, value)
+
+    def _counter_set(self, device: str, port: int | None, attrs: dict[str, str]) -> dict[str, Any]:
+        pid = int(attrs["pid"]) if attrs.get("pid", "").isdigit() else None
+        comm = clean_comm(attrs.get("comm"))
+        entry = {
+            "host": self.host, "device": device, "port": port, "cntn": int(attrs["cntn"]),
+            "qp_type": attrs.get("qp-type"), "pid": pid, "comm": comm, "lqpns": [],
+            "counter_device": counter_device(device, int(attrs["cntn"]), comm, pid),
+            "snapshot": None,  # the reading its first counter lands in
+        }  # fmt: skip
+        self.sets.append(entry)
+        return entry
+
+    # --- JSON ---------------------------------------------------------------------------
+
+    def _json_done(self) -> None:
+        block, self.json = self.json, None
+        assert block is not None
+        try:
+            objects = block.objects()
+        except ValueError:  # JSONDecodeError is a ValueError
+            # Not JSON after all (a lone "[" line in a text dump): read its lines as text.
+            if any('"ifname"' in line for line in block.lines):
+                self.json_errors += 1
+            self._replay(block.lines)
+            return
+        for obj in objects:
+            self._json_object(obj)
+
+    def _replay(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        self.replaying = True
+        self.feed(lines[0])  # the line that looked like a JSON start is read as text
+        self.replaying = False
+        for line in lines[1:]:
+            self.feed(line)
+
+    def _json_object(self, obj: dict[str, Any]) -> None:
+        device = json_text(obj.get("ifname")) or json_text(obj.get("dev"))
+        if not device:
+            return
+        port = json_int(obj.get("port"))
+        if "cntn" in obj and json_int(obj["cntn"]) is not None:
+            attrs = {k: str(v) for k, v in obj.items() if isinstance(v, str | int)}
+            entry = self._counter_set(device, port, attrs)
+            entry["lqpns"].extend(json_lqpns(obj.get("lqpn")))
+            skip = _JSON_SKIP | {"cntn", "pid", "lqpn", "pdn"}
+            for name, value in json_counters(obj, skip):
+                self._sample(entry["counter_device"], port, name, value)
+                entry["snapshot"] = self.snapshots[-1]["index"]
+        elif "lqpn" in obj:
+            attrs = {k: str(v) for k, v in obj.items() if isinstance(v, str | int)}
+            info = qp_info(self.host, device, port, attrs)
+            if info is not None:
+                self.qps.append(info)
+        elif "physical_state" in obj and port is not None:
+            entry_port = self.ports.setdefault((device, port), {})
+            entry_port["state"] = json_text(obj.get("state")) or ""
+            entry_port["phys_state"] = json_text(obj.get("physical_state")) or ""
+        else:
+            for name, value in json_counters(obj, _JSON_SKIP):
+                self._sample(device, port, name, value)
+
+    def finish(self) -> None:
+        if self.json is not None:  # brackets never closed: try what there is
+            self._json_done()
 
     def _attribute(self, line: str) -> bool:
         port_attr = _SYSFS_PORT_ATTR.match(line)
@@ -288,6 +462,8 @@ class _State:
 
     def result(self, warnings: list[str]) -> RdmaCountersResult:
         warnings = warnings + self.buffer.warnings()
+        if self.json_errors:
+            warnings.append(f"{self.json_errors} JSON block(s) could not be read (not valid JSON)")
         if any(s.device is None for s in self.buffer.rows):
             warnings.append("some counters do not name their device (bare name:value lines)")
         snapshots = []
@@ -307,7 +483,26 @@ class _State:
                 self._port(device, port, attrs)
                 for (device, port), attrs in sorted(self.ports.items())
             ),
+            qp_counters=tuple(self._qp_set(entry) for entry in self.sets),
+            qps=tuple(self.qps),
             warnings=tuple(warnings),
+        )
+
+    def _qp_set(self, entry: dict[str, Any]) -> QpCounterSet:
+        snapshot = entry["snapshot"]
+        if snapshot is None:  # a set listed without counters
+            snapshot = self.snapshots[-1]["index"] if self.snapshots else 0
+        return QpCounterSet(
+            host=entry["host"],
+            device=entry["device"],
+            port=entry["port"],
+            cntn=entry["cntn"],
+            qp_type=entry["qp_type"],
+            pid=entry["pid"],
+            comm=entry["comm"],
+            lqpns=tuple(dict.fromkeys(entry["lqpns"])),
+            counter_device=entry["counter_device"],
+            snapshot=snapshot,
         )
 
     def _hca(self, device: str, attrs: dict[str, str]) -> HcaInfo:

@@ -100,8 +100,11 @@ def is_notable(key: str) -> bool:
 
 
 def accepts(name: str, head: bytes) -> bool:
+    text = head_text(head)
+    if text.count("=") < 3:  # each "key = value" line holds one; three are needed
+        return False
     settings = other = 0
-    for line in head_text(head).splitlines()[:3000]:
+    for line in text.splitlines()[:3000]:
         if not line.strip():
             continue
         if _LINE.match(line):

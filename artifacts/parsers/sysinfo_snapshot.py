@@ -22,11 +22,19 @@ import posixpath
 import re
 import tarfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, BinaryIO
 
 from .base import ParseError, ParseResult
-from .bundle_common import HEAD_BYTES, BundlePart, Limits, choose_kind, new_spool, safe_archive_path
+from .bundle_common import (
+    HEAD_BYTES,
+    BundlePart,
+    Limits,
+    choose_kind_detected,
+    known_kind,
+    new_spool,
+    safe_archive_path,
+)
 
 KIND = "sysinfo_snapshot"
 LABEL = "NVIDIA sysinfo-snapshot archive (support bundle)"
@@ -79,16 +87,21 @@ def parse(stream: BinaryIO) -> SysinfoSnapshotResult:
 
 
 def iter_parts(
-    stream: BinaryIO, limits: Limits | None = None
+    stream: BinaryIO, limits: Limits | None = None, known: Sequence[BundlePart] = ()
 ) -> Iterator[tuple[BundlePart, BinaryIO | None]]:
-    """Each member with its bytes (None when not stored); the bytes are closed after its turn."""
-    yield from _Walker(limits or Limits(), keep=True).walk(stream)
+    """Each member with its bytes (None when not stored); the bytes are closed after its turn.
+
+    ``known``: the parts the parse listed; a member found there keeps the kind chosen then
+    instead of being detected again.
+    """
+    yield from _Walker(limits or Limits(), keep=True, known=known).walk(stream)
 
 
 class _Walker:
-    def __init__(self, limits: Limits, *, keep: bool) -> None:
+    def __init__(self, limits: Limits, *, keep: bool, known: Sequence[BundlePart] = ()) -> None:
         self.limits = limits
         self.keep = keep
+        self.known = known
         self.parts: list[BundlePart] = []
         self.warnings: list[str] = []
         self.members = 0
@@ -174,10 +187,12 @@ class _Walker:
                 spool.write(chunk)
         self.total += size
         name = posixpath.basename(path)
-        kind = choose_kind(name, bytes(head), hints=())
+        chosen = known_kind(self.known, len(self.parts), path[:500], size)
+        kind, detected = chosen or choose_kind_detected(name, bytes(head), hints=())
         part = BundlePart(
             index=len(self.parts), name=name[:200], title=path[:500], kind=kind, size=size,
             stored=True, note="" if kind != "other" else "no parser: kept as an attachment",
+            detected=detected,
         )  # fmt: skip
         self.parts.append(part)
         if spool is None:

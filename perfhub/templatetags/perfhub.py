@@ -29,6 +29,19 @@ def num(value: Any) -> str:
 
 
 @register.filter
+def grouped(value: Any) -> str:
+    """Counter values with thousands separators (708,441,419 reads faster than 708441419)."""
+    if value is None:
+        return "N/A"
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.3f}".rstrip("0").rstrip(".")
+    try:
+        return f"{int(value):,}"
+    except (TypeError, ValueError, OverflowError):
+        return str(value)
+
+
+@register.filter
 def display(value: Any) -> str:
     """Summary values: lists joined, floats rounded, the rest as text."""
     if isinstance(value, list | tuple):
