@@ -13,6 +13,7 @@ k x interval after the base time, so its counters can become rates.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
@@ -76,8 +77,9 @@ def load_counter_samples(
     labels = {s.index: s.label for s in snapshots}
     groups: dict[tuple[int, str, str, int | None], dict[str, tuple[float, str]]] = {}
     times: dict[tuple[int, str, str, int | None], str | None] = {}
+    unnamed = default_device(artifact)
     for row in samples:
-        key = (row.snapshot, row.host or artifact.host, row.device or "", row.port)
+        key = (row.snapshot, row.host or artifact.host, row.device or unnamed, row.port)
         groups.setdefault(key, {})[row.counter] = (float(row.value), row.unit)
         times.setdefault(key, row.captured_at)
     if not groups:
@@ -122,6 +124,23 @@ def load_counter_samples(
             batch = []
     stored += len(CounterSample.objects.bulk_create(batch))
     return stored
+
+
+# Linux interface and RDMA device names as people put them in file names ("eth3-before.txt").
+_DEVICE_IN_NAME = re.compile(
+    r"(?<![A-Za-z0-9])(eth\d+|en[opsx]\w*?\d+(?:f\d+)?(?:np\d+)?|eno\d+|ib\d+|bond\d+|mlx5_\d+)"
+    r"(?![A-Za-z0-9])"
+)
+
+
+def default_device(artifact: Artifact) -> str:
+    """The device of readings whose file does not name one (a bare ``ethtool -S`` paste):
+    upload metadata ``device``, else an interface name in the file name, else unnamed."""
+    given = artifact.metadata.get("device") if isinstance(artifact.metadata, dict) else None
+    if isinstance(given, str) and given.strip():
+        return given.strip()[:255]
+    match = _DEVICE_IN_NAME.search(artifact.original_name or "")
+    return match.group(1) if match else ""
 
 
 def _group_order(key: tuple[int, str, str, int | None]) -> tuple[int, str, str, int]:

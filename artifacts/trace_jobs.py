@@ -8,6 +8,7 @@ rendering of a job or a diff shows the same numbers.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,6 +208,18 @@ class DiffView:
     kernels: pd.DataFrame
     types: pd.DataFrame
 
+    @property
+    def caveats(self) -> list[str]:
+        """What makes the two sides not like for like: other GPUs, world sizes or platforms.
+        The diff is still drawn (comparing an A100 job with an H100 one is a fair question);
+        the reader is told why the numbers may differ for reasons no kernel explains."""
+        notes = []
+        for label, attr in (("GPU", "gpu"), ("world size", "world_size"), ("platform", "platform")):
+            a, b = _values(self.a.traces, attr), _values(self.b.traces, attr)
+            if a and b and a != b:
+                notes.append(f"A and B differ in {label}: {', '.join(a)} vs {', '.join(b)}")
+        return notes
+
     def breakdown_frame(self) -> pd.DataFrame:
         """The two sides as bars of the stacked breakdown chart."""
         rows = []
@@ -288,8 +301,13 @@ def job_payload(view: JobView) -> dict[str, Any]:
     }
 
 
+def _values(traces: Sequence[TraceSummary], attr: str) -> list[str]:
+    return sorted({str(v) for t in traces if (v := getattr(t, attr)) not in (None, "")})
+
+
 def diff_payload(view: DiffView) -> dict[str, Any]:
     return {
+        "caveats": view.caveats,
         "a": {"title": view.a.title, "trace_ids": [t.pk for t in view.a.traces]},
         "b": {"title": view.b.title, "trace_ids": [t.pk for t in view.b.traces]},
         "window": view.window,

@@ -352,6 +352,7 @@ def test_diff_of_two_traces_lists_the_kernels_that_changed_most(editor_client) -
     assert response.status_code == 200
     view = response.context["view"]
     assert view.per_step  # both have ProfilerSteps
+    assert view.caveats == []  # same GPU, world size and platform
     kernels = view.kernels.set_index("name")
     assert kernels.loc["sm90_gemm_v2", "change"] == "new"
     assert kernels.loc["sm90_xmma_gemm_bf16bf16_bf16f32", "change"] == "gone"
@@ -385,6 +386,18 @@ def test_diff_of_two_jobs_compares_the_mean_rank(editor_client) -> None:  # type
     # 4 steps x 2 GEMMs x 2 ms; one rank of four at 2x: mean rank +25 %
     assert gemm["a_sum_us"] == 16_000.0 and gemm["b_sum_us"] == 20_000.0
     assert "after (4 traces)" in response.content.decode()
+
+
+def test_diff_of_unlike_traces_says_what_differs(editor_client) -> None:  # type: ignore[no-untyped-def]
+    small = ingest_job(2, label="two")
+    large = ingest_job(4, label="four")
+    response = editor_client.get("/traces/diff/", {"a": small[0].pk, "b": large[0].pk})
+    assert response.context["view"].caveats == ["A and B differ in world size: 2 vs 4"]
+    assert "A and B differ in world size: 2 vs 4" in response.content.decode()
+    exported = editor_client.get(
+        "/traces/diff/", {"a": small[0].pk, "b": large[0].pk, "format": "json"}
+    ).json()
+    assert exported["caveats"] == ["A and B differ in world size: 2 vs 4"]
 
 
 def test_diff_picker_and_errors(editor_client) -> None:  # type: ignore[no-untyped-def]

@@ -188,3 +188,14 @@ def test_kinds_without_fabric_evidence_enqueue_nothing(django_capture_on_commit_
     with django_capture_on_commit_callbacks() as callbacks:
         enqueue_findings(artifact)
     assert callbacks == []
+
+
+BARE_ETHTOOL = "NIC statistics:\n     rx_prio3_pause: {n}\n     rx_discards_phy: 0\n"
+
+
+def test_a_bare_paste_takes_its_device_from_the_file_name_or_the_metadata() -> None:
+    named = upload_text("gpu07-ens1f0np0-before.txt", BARE_ETHTOOL.format(n=1), host="gpu07")
+    told = upload_text("paste.txt", BARE_ETHTOOL.format(n=2), metadata={"device": "eth3"})
+    plain = upload_text("paste-2.txt", BARE_ETHTOOL.format(n=3))
+    device = {a.pk: CounterSnapshot.objects.get(artifact=a).device for a in (named, told, plain)}
+    assert device == {named.pk: "ens1f0np0", told.pk: "eth3", plain.pk: ""}

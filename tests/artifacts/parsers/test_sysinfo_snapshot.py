@@ -117,10 +117,6 @@ def test_fuzz_only_parse_error(junk: bytes, cut: int) -> None:
 
 
 def test_members_of_later_kinds_are_picked_up_by_detection() -> None:
-    from artifacts.parsers import PARSERS
-
-    if "show_gids" not in PARSERS:
-        pytest.skip("show_gids parser not in this checkout")
     gids = (
         "DEV\tPORT\tINDEX\tGID\t\t\t\t\tIPv4  \t\tVER\tDEV\n"
         "---\t----\t-----\t---\t\t\t\t\t------------  \t---\t---\n"
