@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from artifacts import exports
 from artifacts.models import BenchmarkRun
+from incidents.merge import merge3
 from perfhub.roles import can_edit
 from reports.figures import bandwidth_curve
 
@@ -270,6 +271,13 @@ def _conflict(request: HttpRequest, exc: RevisionConflict, form: PageForm) -> Ht
     mine = form.content()
     data = request.POST.copy()
     data["base_revision"] = str(current.revision)
+    # Edits to different lines merge as in post-mortems; the form then holds the merge.
+    base = current.revisions.filter(number=exc.base_revision).values_list("body", flat=True)
+    merged = merge3(*map(_lines, (base[0], mine["body"], current.body))).text if base else None
+    if merged is not None and merged != _lines(mine["body"]):
+        data["body"] = merged
+    else:
+        merged = None
     retry = PageForm(data)
     retry.is_valid()
     theirs = current.content()
@@ -285,12 +293,19 @@ def _conflict(request: HttpRequest, exc: RevisionConflict, form: PageForm) -> Ht
             .order_by("-number")
             .first(),
             "mine_body": mine["body"],
+            "merged": merged,
             "diff": text_diff(current.body, mine["body"]),
             "changes": field_changes(theirs, _comparable(mine_fields)),
             "form": retry,
         },
         status=409,
     )
+
+
+def _lines(text: str) -> str:
+    """Unix newlines and a final one: the form strips it, stored revisions keep it."""
+    text = text.replace("\r\n", "\n")
+    return text if text.endswith("\n") or not text else text + "\n"
 
 
 def _comparable(fields: dict[str, Any]) -> dict[str, Any]:

@@ -300,3 +300,27 @@ def test_search_page_with_facets_and_header_box(viewer_client, make_page):
 def test_preview_is_sanitized(editor_client):
     html = editor_client.post("/kb/preview/", {"body": "**b** <script>x</script>"}).json()["html"]
     assert "<strong>b</strong>" in html and "<script" not in html
+
+
+def test_a_stale_edit_of_other_lines_is_offered_merged(editor_client, make_page, viewer):
+    page = make_page(body="Intro.\n\nPFC on priority 3.\n\nECN on.\n")
+    stale_form = form_data(page, body="Intro, rewritten.\n\nPFC on priority 3.\n\nECN on.\n")
+    page_update(
+        page=page, base_revision=1, by=viewer, message="dcqcn",
+        body="Intro.\n\nPFC on priority 3.\n\nECN on, DCQCN defaults.\n",
+    )  # fmt: skip
+    response = editor_client.post(f"/kb/{page.slug}/edit/", stale_form)
+    assert response.status_code == 409 and 'id="kb-merged"' in response.content.decode()
+    merged = response.context["form"].data["body"]
+    assert merged == "Intro, rewritten.\n\nPFC on priority 3.\n\nECN on, DCQCN defaults.\n"
+    page.refresh_from_db()
+    assert page.revision == 2  # nothing saved until the user saves the merge
+
+
+def test_overlapping_stale_edits_are_not_merged(editor_client, make_page, viewer):
+    page = make_page(body="One line.\n")
+    stale_form = form_data(page, body="My line.\n")
+    page_update(page=page, base_revision=1, by=viewer, body="Their line.\n", message="x")
+    response = editor_client.post(f"/kb/{page.slug}/edit/", stale_form)
+    assert response.status_code == 409 and 'id="kb-merged"' not in response.content.decode()
+    assert response.context["form"].data["body"] == "My line.\n"
