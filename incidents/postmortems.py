@@ -7,13 +7,14 @@ edits touch different lines, a three-way merge the user may accept. Nothing is o
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.safestring import SafeString
+
+from knowledge.diffs import text_diff
 
 from .embeds import EmbedError, Pinned, pin_shortcodes, render_with_embeds
 from .merge import merge3
@@ -172,16 +173,11 @@ def postmortem_autosave(*, incident: Incident, user: Any, body: str, base_revisi
 
 def revision_diff(old: str, new: str, *, context: int = 3) -> list[tuple[str, str]]:
     """Unified diff as (css class, line) pairs: 'add', 'del', 'hunk' or 'same'."""
-    lines = difflib.unified_diff(
-        old.splitlines(), new.splitlines(), "before", "after", n=context, lineterm=""
-    )
-    out = []
-    for line in lines:
-        if line.startswith(("---", "+++")):
-            continue
-        css = {"+": "add", "-": "del", "@": "hunk"}.get(line[:1], "same")
-        out.append((css, line))
-    return out
+    marks = {"add": "+", "del": "-", "ctx": " ", "hunk": ""}
+    return [
+        ("same" if line.op == "ctx" else line.op, marks[line.op] + line.text)
+        for line in text_diff(old, new, context=context)
+    ]
 
 
 def render_postmortem(body: str, incident: Incident, *, interactive: bool) -> SafeString:
