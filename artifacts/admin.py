@@ -14,7 +14,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 
-from .models import (
+from artifacts.models import (
     Artifact,
     BenchmarkRun,
     CounterRate,

@@ -10,17 +10,15 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .models import Artifact, BenchmarkRun
-from .querysets import artifacts_filtered, runs_filtered
-from .serializers import (
+from artifacts.models import Artifact, BenchmarkRun
+from artifacts.querysets import artifacts_filtered
+from artifacts.serializers import (
     ArtifactDetailSerializer,
     ArtifactSerializer,
     ArtifactUploadSerializer,
     ReparseSerializer,
-    RunBriefSerializer,
-    RunDetailSerializer,
 )
-from .services import IngestError, artifact_ingest, artifact_request_parse
+from artifacts.services import IngestError, artifact_ingest, artifact_request_parse
 
 _ARTIFACT_FILTERS = [
     OpenApiParameter("kind", str, description="artifact kind, e.g. nccl_tests"),
@@ -28,17 +26,6 @@ _ARTIFACT_FILTERS = [
     OpenApiParameter("label", str, description="exact label"),
     OpenApiParameter("host", str, description="host contains"),
     OpenApiParameter("q", str, description="file name contains"),
-]
-_RUN_FILTERS = [
-    OpenApiParameter("collective", str),
-    OpenApiParameter("nranks", int),
-    OpenApiParameter("host", str, description="any rank's host contains"),
-    OpenApiParameter("label", str),
-    OpenApiParameter("gpu", str),
-    OpenApiParameter("nccl_version", str),
-    OpenApiParameter("since", str, description="YYYY-MM-DD"),
-    OpenApiParameter("until", str, description="YYYY-MM-DD"),
-    OpenApiParameter("status", str, enum=["failed", "incomplete"]),
 ]
 
 
@@ -98,19 +85,3 @@ class ArtifactViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         )
         body = ArtifactSerializer(artifact, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED)
-
-
-class RunViewSet(viewsets.ReadOnlyModelViewSet):
-    filter_backends: list[type] = []
-
-    def get_queryset(self) -> QuerySet[BenchmarkRun]:
-        if self.action == "retrieve":
-            return BenchmarkRun.objects.prefetch_related("ranks", "measurements")
-        return runs_filtered(self.request.query_params)
-
-    def get_serializer_class(self) -> type:
-        return RunDetailSerializer if self.action == "retrieve" else RunBriefSerializer
-
-    @extend_schema(parameters=_RUN_FILTERS)
-    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
-        return super().list(request, *args, **kwargs)

@@ -1,7 +1,9 @@
 from rest_framework.routers import DefaultRouter
 
-from .api import ArtifactViewSet, RunViewSet
+from artifacts.api import ArtifactViewSet
+from artifacts.runs.api import RunViewSet
 
+# One router for the core and the runs family, so the API root lists both.
 router = DefaultRouter()
 router.register("artifacts", ArtifactViewSet, basename="api-artifact")
 router.register("runs", RunViewSet, basename="api-run")

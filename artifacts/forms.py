@@ -1,7 +1,7 @@
 from django import forms
 
-from .models import Artifact
-from .parsers import kind_choices
+from artifacts.models import Artifact
+from artifacts.parsers import kind_choices
 
 
 class ArtifactFilterForm(forms.Form):
@@ -12,27 +12,3 @@ class ArtifactFilterForm(forms.Form):
     )
     label = forms.CharField(required=False)
     host = forms.CharField(required=False)
-
-
-class RunFilterForm(forms.Form):
-    collective = forms.ChoiceField(required=False)
-    nranks = forms.ChoiceField(required=False, label="Ranks")
-    host = forms.CharField(required=False)
-    label = forms.ChoiceField(required=False)
-    nccl_version = forms.ChoiceField(required=False, label="NCCL")
-    gpu = forms.CharField(required=False, label="GPU")
-    since = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
-    status = forms.ChoiceField(
-        required=False,
-        choices=[("", "any"), ("failed", "failed"), ("incomplete", "incomplete")],
-    )
-
-    def __init__(self, *args, options: dict, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(*args, **kwargs)
-        self.fields["collective"].choices = [("", "any")] + [(c, c) for c in options["collectives"]]
-        self.fields["nranks"].choices = [("", "any")] + [(n, n) for n in options["nranks"]]
-        self.fields["label"].choices = [("", "any")] + [(v, v) for v in options["labels"]]
-        self.fields["nccl_version"].choices = [("", "any")] + [
-            (v, v) for v in options["nccl_versions"]
-        ]

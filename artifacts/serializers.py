@@ -8,8 +8,9 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from .models import Artifact, BenchmarkRun, BundleMember, Measurement, RunRank
-from .parsers import OTHER, PARSERS
+from artifacts.models import Artifact, BundleMember
+from artifacts.parsers import OTHER, PARSERS
+from artifacts.runs.serializers import RunBriefSerializer
 
 
 class MetadataField(serializers.Field):
@@ -39,20 +40,6 @@ class ArtifactUploadSerializer(serializers.Serializer):
 
 class ReparseSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=[*PARSERS, OTHER], required=False)
-
-
-class RunBriefSerializer(serializers.ModelSerializer):
-    url = serializers.SerializerMethodField()
-
-    class Meta:
-        model = BenchmarkRun
-        fields = [
-            "id", "url", "benchmark", "collective", "nranks", "nhosts", "gpu", "dtype",
-            "nccl_version", "avg_busbw_gbps", "max_busbw_gbps", "complete", "errors",
-        ]  # fmt: skip
-
-    def get_url(self, run: BenchmarkRun) -> str:
-        return _absolute(self, reverse("api-run-detail", args=[run.pk]))
 
 
 class ArtifactSerializer(serializers.ModelSerializer):
@@ -96,30 +83,6 @@ class ArtifactDetailSerializer(ArtifactSerializer):
 
     class Meta(ArtifactSerializer.Meta):
         fields = [*ArtifactSerializer.Meta.fields, "runs", "bundle_members"]
-
-
-class RankSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = RunRank
-        fields = ["rank", "host", "device", "busid", "gpu"]
-
-
-class MeasurementSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Measurement
-        exclude = ["id", "run"]
-
-
-class RunDetailSerializer(RunBriefSerializer):
-    artifact = serializers.PrimaryKeyRelatedField(read_only=True)
-    ranks = RankSerializer(many=True, read_only=True)
-    measurements = MeasurementSerializer(many=True, read_only=True)
-
-    class Meta(RunBriefSerializer.Meta):
-        fields = [
-            *RunBriefSerializer.Meta.fields, "artifact", "nccl_tests_version", "params",
-            "out_of_bounds", "measured_at", "created_at", "ranks", "measurements",
-        ]  # fmt: skip
 
 
 def _absolute(serializer: serializers.Serializer, path: str) -> str:

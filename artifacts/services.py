@@ -1,12 +1,14 @@
-"""Writes on artifacts: ingest (every upload path calls this) and parse (the Celery task's body)."""
+"""Writes on artifacts: ingest (every upload path calls this) and the request to (re-)parse.
+
+The parse itself is the Celery task's body, in artifacts/parsing.py.
+"""
 
 from __future__ import annotations
 
 import hashlib
-import inspect
 import logging
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any, BinaryIO
@@ -14,27 +16,15 @@ from typing import IO, Any, BinaryIO
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
-from baselines.tasks import after_parse
-
-from .bundles import BUNDLE_KINDS, bundle_unpack
-from .fabric.tasks import enqueue_findings, evaluate_findings
-from .loaders import load_result
-from .models import Artifact
-from .parsers import OTHER, PARSERS, ParseError, detect_kind, get_parser
-from .parsers.streams import HEAD_BYTES, open_decompressed
-from .times import aware_datetime
+from artifacts.models import Artifact
+from artifacts.parsers import OTHER, PARSERS, detect_kind
+from artifacts.parsers.streams import read_head
+from artifacts.times import aware_datetime
+from perfhub import dispatch
 
 log = logging.getLogger(__name__)
 CHUNK = 1024 * 1024
-# Progress is written to the database at most this often (bytes), to keep parse fast.
-PROGRESS_STEP = 4 * 1024 * 1024
-# Files of one kind that carry another kind's content too: nccl-tests run with NCCL_DEBUG=INFO
-# interleave NCCL's debug lines with the benchmark table. Such a file keeps its kind (its
-# runs are parsed by nccl_tests) and is read a second time by the other parser when that
-# parser accepts the file's head, so the NCCL versions, transports and WARNs are stored too.
-ALSO_PARSE: dict[str, tuple[str, ...]] = {"nccl_tests": ("nccl_debug",)}
 
 
 class IngestError(Exception):
@@ -93,7 +83,7 @@ def artifact_ingest(
             return IngestOutcome(existing, created=False)
         spool.seek(0)
         if detected not in PARSERS and detected != OTHER:
-            detected = detect_kind(name, _head(spool, size))
+            detected = detect_kind(name, read_head(spool, compressed_size=size))
         spool.seek(0)
         chosen = kind or detected
         artifact = Artifact(
@@ -143,118 +133,8 @@ def artifact_request_parse(*, artifact: Artifact, kind: str | None = None) -> Ar
     return artifact
 
 
-def artifact_parse(*, artifact_id: int) -> Artifact:
-    """Parse the stored file and replace its derived rows, all in one transaction.
-
-    A ParseError marks the artifact failed with the parser's message; the raw file is kept
-    and re-parse is always possible. A crash mid-parse leaves the old rows untouched.
-    """
-    artifact = Artifact.objects.get(pk=artifact_id)
-    if not artifact.is_parseable:
-        return artifact
-    parser = get_parser(artifact.kind)
-    Artifact.objects.filter(pk=artifact.pk).update(
-        status=Artifact.Status.PARSING,
-        parse_started_at=timezone.now(),
-        progress_bytes=0,
-        progress_total=artifact.size,
-        error="",
-    )
-    try:
-        result = _read_as(artifact, parser, progress=_progress_writer(artifact.pk))
-    except ParseError as exc:
-        _mark_failed(artifact, exc.message)
-        if not exc.permanent:
-            raise
-        return _refresh(artifact)
-    except OSError as exc:  # storage unreachable: worth a retry
-        _mark_failed(artifact, f"could not read the stored file: {exc}")
-        raise ParseError(str(exc), permanent=False) from exc
-    also = _also_parse(artifact)
-    with transaction.atomic():
-        locked = Artifact.objects.select_for_update().get(pk=artifact.pk)
-        load_result(locked, result)
-        locked.status = Artifact.Status.PARSED
-        locked.summary = result.summary()
-        locked.warnings = list(result.warnings)
-        for kind, extra in also:
-            if isinstance(extra, str):  # the second parser refused after all: say why
-                locked.warnings.append(f"{kind}: {extra}")
-                continue
-            load_result(locked, extra)
-            locked.summary.update({f"{kind}_{k}": v for k, v in extra.summary().items()})
-            locked.warnings.extend(f"{kind}: {w}" for w in extra.warnings)
-        locked.parser_version = str(parser.VERSION)
-        locked.parsed_at = timezone.now()
-        locked.progress_bytes = locked.size
-        locked.error = ""
-        locked.save()
-    transaction.on_commit(lambda: after_parse.delay(locked.pk))  # baselines: file, compare, alert
-    enqueue_findings(locked)  # fabric: pair snapshots into rates, evaluate findings rules
-    if any(not isinstance(extra, str) for _, extra in also):
-        transaction.on_commit(lambda: evaluate_findings.delay(locked.pk))  # NCCL rules
-    if locked.kind in BUNDLE_KINDS or locked.bundle_members.exists():
-        # each section/member becomes its own artifact, with the kinds this parse chose
-        bundle_unpack(bundle=locked, known=getattr(result, "parts", ()))
-    return locked
-
-
-def _read_as(
-    artifact: Artifact, parser: Any, *, progress: Callable[[int], None] | None = None
-) -> Any:
-    """Run one parser over the stored file (gunzipped, bomb-guarded)."""
-    with artifact.file.open("rb") as raw:
-        counted = _ProgressReader(raw, progress) if progress else raw
-        stream = open_decompressed(
-            counted,
-            compressed_size=artifact.size,
-            max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
-            max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
-        )
-        # parsers that take the upload's name (bare counter lists name their device by it)
-        named = "name" in inspect.signature(parser.parse).parameters
-        return parser.parse(stream, **({"name": artifact.original_name} if named else {}))
-
-
-def _also_parse(artifact: Artifact) -> list[tuple[str, Any]]:
-    """Second readings (see ALSO_PARSE): (kind, result) or (kind, why it was refused)."""
-    kinds = ALSO_PARSE.get(artifact.kind, ())
-    if not kinds:
-        return []
-    try:
-        with artifact.file.open("rb") as raw:
-            head = _head(raw, artifact.size)
-    except OSError:
-        return []
-    out: list[tuple[str, Any]] = []
-    for kind in kinds:
-        parser = get_parser(kind)
-        if not parser.accepts(artifact.original_name, head):
-            continue
-        try:
-            out.append((kind, _read_as(artifact, parser)))
-        except ParseError as exc:
-            out.append((kind, exc.message))
-        except OSError as exc:  # the main reading is stored; the second is a bonus
-            out.append((kind, f"could not read the stored file again: {exc}"))
-    return out
-
-
-def _mark_failed(artifact: Artifact, message: str) -> None:
-    Artifact.objects.filter(pk=artifact.pk).update(
-        status=Artifact.Status.FAILED, error=message[:5000], parsed_at=timezone.now()
-    )
-
-
-def _refresh(artifact: Artifact) -> Artifact:
-    artifact.refresh_from_db()
-    return artifact
-
-
 def _enqueue_parse(artifact_id: int) -> None:
-    from .tasks import parse_artifact  # tasks import services; keep the cycle lazy
-
-    transaction.on_commit(lambda: parse_artifact.delay(artifact_id))
+    dispatch.enqueue("artifacts.parse", artifact_id)
 
 
 def _spool(stream: IO[bytes], spool: BinaryIO, limit: int) -> tuple[str, int]:
@@ -271,13 +151,6 @@ def _spool(stream: IO[bytes], spool: BinaryIO, limit: int) -> tuple[str, int]:
         spool.write(chunk)
     spool.flush()
     return digest.hexdigest(), size
-
-
-def _head(spool: BinaryIO, size: int) -> bytes:
-    try:
-        return open_decompressed(spool, compressed_size=size).read(HEAD_BYTES)
-    except ParseError:
-        return b""
 
 
 def _captured_at(metadata: Mapping[str, Any]) -> datetime | None:
@@ -297,28 +170,3 @@ def _display_name(name: str) -> str:
     """Keep only the last path component: browsers and CLIs may send full paths."""
     base = name.replace("\\", "/").rsplit("/", 1)[-1].strip()
     return (base or "upload")[:255]
-
-
-def _progress_writer(artifact_id: int) -> Callable[[int], None]:
-    def write(done: int) -> None:
-        Artifact.objects.filter(pk=artifact_id).update(progress_bytes=done)
-
-    return write
-
-
-class _ProgressReader:
-    """Counts bytes read from the raw (compressed) file and reports them now and then."""
-
-    def __init__(self, raw: IO[bytes], report: Callable[[int], None]) -> None:
-        self._raw = raw
-        self._report = report
-        self._done = 0
-        self._next = PROGRESS_STEP
-
-    def read(self, n: int = -1) -> bytes:
-        data = self._raw.read(n)
-        self._done += len(data)
-        if self._done >= self._next:
-            self._next = self._done + PROGRESS_STEP
-            self._report(self._done)
-        return data

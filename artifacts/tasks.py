@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .models import Artifact
-from .parsers import ParseError
-from .services import artifact_parse
+from artifacts.models import Artifact
+from artifacts.parsers import ParseError
+from artifacts.parsing import artifact_parse
 
 
 @shared_task(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pandas as pd
 from django.conf import settings
 from django.contrib import messages
 from django.core.paginator import Page, Paginator
@@ -11,16 +10,15 @@ from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from artifacts import exports
+from artifacts.bundles.services import BUNDLE_KINDS
+from artifacts.forms import ArtifactFilterForm
+from artifacts.models import Artifact, BenchmarkRun
+from artifacts.parsers import kind_choices
+from artifacts.querysets import artifacts_filtered
+from artifacts.runs.querysets import runs_filtered
+from artifacts.services import IngestError, artifact_request_parse
 from perfhub.roles import can_edit
-from reports.figures import bandwidth_curve
-
-from . import exports
-from .bundles import BUNDLE_KINDS
-from .forms import ArtifactFilterForm, RunFilterForm
-from .models import Artifact, BenchmarkRun
-from .parsers import kind_choices
-from .querysets import artifacts_filtered, run_filter_options, runs_filtered
-from .services import IngestError, artifact_request_parse
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -115,45 +113,6 @@ def artifact_reparse(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.success(request, "Parse queued; this page updates when it finishes.")
     return redirect(artifact)
-
-
-def run_list(request: HttpRequest) -> HttpResponse:
-    options = run_filter_options()
-    form = RunFilterForm(request.GET, options=options)
-    runs = runs_filtered(request.GET)
-    if request.GET.get("format") == "csv":
-        return exports.csv_response(
-            "runs.csv",
-            exports.RUN_COLUMNS,
-            runs.values_list(
-                *[c if c != "artifact_id" else "artifact" for c in exports.RUN_COLUMNS]
-            ),
-        )
-    return render(request, "artifacts/run_list.html", {"form": form, "page": _page(request, runs)})
-
-
-def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    run = get_object_or_404(BenchmarkRun.objects.select_related("artifact"), pk=pk)
-    fmt = request.GET.get("format")
-    if fmt == "csv":
-        return exports.csv_response(
-            f"run-{run.pk}.csv", exports.MEASUREMENT_COLUMNS, exports.run_measurement_rows(run)
-        )
-    if fmt == "json":
-        return exports.json_response(f"run-{run.pk}.json", exports.run_as_json(run))
-    rows = pd.DataFrame(exports.run_measurement_rows(run), columns=exports.MEASUREMENT_COLUMNS)
-    title = f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks"
-    return render(
-        request,
-        "artifacts/run_detail.html",
-        {
-            "run": run,
-            "ranks": run.ranks.all(),
-            "measurements": run.measurements.all(),
-            "chart": bandwidth_curve(rows).to_json() if len(rows) else None,
-            "title": title,
-        },
-    )
 
 
 def _page(request: HttpRequest, queryset: QuerySet) -> Page:

@@ -25,19 +25,18 @@ from datetime import datetime
 from django.db.models import Count, Q
 
 from artifacts.models import BenchmarkRun
-from reports.units import human_bytes
-
-from .comparing import Outcome, Reference
-from .curve_adapter import SizeChange
-from .detect import ChangePoint, detect
-from .facts import change_text
-from .models import (
+from baselines.comparing import Outcome, Reference
+from baselines.curve_adapter import SizeChange
+from baselines.detect import ChangePoint, detect
+from baselines.facts import change_text
+from baselines.models import (
     Alert,
     AlertSummary,
     Comparison,
     Series,
     SeriesPoint,
 )
+from perfhub.units import human_bytes
 
 HISTORY_POINTS = 500  # change points are looked for in the newest points of a series
 NEAR_POINTS = 3  # a change point this close to an existing alert is that alert

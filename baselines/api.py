@@ -17,10 +17,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from artifacts.models import BenchmarkRun
-
-from . import querysets, services
-from .comparing import comparison_preview
-from .models import (
+from baselines import querysets, services
+from baselines.comparing import comparison_preview
+from baselines.models import (
     Alert,
     AlertSummary,
     Baseline,
@@ -30,7 +29,7 @@ from .models import (
     SoftwareStack,
     Subscription,
 )
-from .serializers import (
+from baselines.serializers import (
     AlertSerializer,
     AlertSummarySerializer,
     AlertUpdateSerializer,

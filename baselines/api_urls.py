@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from .api import (
+from baselines.api import (
     AlertSummaryViewSet,
     AlertViewSet,
     BaselineViewSet,

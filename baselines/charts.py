@@ -16,13 +16,11 @@ import pandas as pd
 from django.db.models import Avg, F
 from django.urls import reverse
 
-from reports.figures import delta_band, series_history, version_matrix_heatmap
-
-from . import matrix as matrix_math
-from .comparing import baseline_for_identity
-from .facts import COMPONENT_LABELS, change_text, diff_stacks
-from .formatting import delta_style, pct
-from .models import (
+from baselines import matrix as matrix_math
+from baselines.comparing import baseline_for_identity
+from baselines.facts import COMPONENT_LABELS, change_text, diff_stacks
+from baselines.formatting import delta_style, pct
+from baselines.models import (
     VERSION_FIELDS,
     Baseline,
     HardwareProfile,
@@ -31,7 +29,8 @@ from .models import (
     SeriesStackStats,
     SoftwareStack,
 )
-from .querysets import series_alerts, series_points
+from baselines.querysets import series_alerts, series_points
+from reports.figures import delta_band, series_history, version_matrix_heatmap
 
 ORDERS = ("time", "version")
 

@@ -22,9 +22,8 @@ import pandas as pd
 from django.db.models import Q, QuerySet
 
 from artifacts.models import BenchmarkRun
-
-from . import curve_adapter
-from .models import Baseline, Comparison, RunContext, SeriesPoint, SoftwareStack
+from baselines import curve_adapter
+from baselines.models import Baseline, Comparison, RunContext, SeriesPoint, SoftwareStack
 
 RECENT_RUNS = 5
 DEFAULT_TOLERANCE_PCT = 3.0

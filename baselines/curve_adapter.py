@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import curve_compare
+from baselines import curve_compare
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """A long, realistic benchmark history for demos and for the page-speed benchmark.
 
 ``seed_history(runs=10_000)`` writes ~``runs`` nccl-tests runs (≈ 29 message sizes each:
-≈ 290,000 measurement rows) for the three demo clusters of ``artifacts.demo.nccl_tests_gen``:
+≈ 290,000 measurement rows) for the three demo clusters of ``artifacts.runs.demo``:
 every night each profile runs all its collectives; the software stack moves through seven
 NCCL releases (with CUDA, driver, kernel, OFED/DOCA and NIC-firmware changes along the way),
 and the history holds the events a regression tracker must find:
@@ -40,15 +40,14 @@ from django.db import connection, transaction
 from django.db.models import Model
 from django.utils import timezone
 
-from artifacts.demo.nccl_tests_gen import PROFILES, REGRESSION, SEMANTICS, bus_factor
-from artifacts.demo.nccl_tests_gen import HardwareProfile as DemoProfile
 from artifacts.models import Artifact, BenchmarkRun, Measurement, RunRank
-
-from .alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
-from .comparing import comparison_refresh
-from .facts import gpu_generation
-from .filing import identity, series_for, series_refresh_stats, stack_get_or_create
-from .models import (
+from artifacts.runs.demo import PROFILES, REGRESSION, SEMANTICS, bus_factor
+from artifacts.runs.demo import HardwareProfile as DemoProfile
+from baselines.alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
+from baselines.comparing import comparison_refresh
+from baselines.facts import gpu_generation
+from baselines.filing import identity, series_for, series_refresh_stats, stack_get_or_create
+from baselines.models import (
     Alert,
     AlertSummary,
     HardwareProfile,
@@ -56,7 +55,7 @@ from .models import (
     RunContext,
     SeriesPoint,
 )
-from .versions import version_key
+from baselines.versions import version_key
 
 LABEL = "history"
 MiB = 1024 * 1024

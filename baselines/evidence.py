@@ -13,7 +13,7 @@ compares one curve (perftest bandwidth per size) or one number (tokens/s) at a t
   per rank of a job;
 * counter rates (fabric): a host's goodput (Gb/s, higher), pause share and ECN-marked share
   (%, lower), summed/maxed over its ports per snapshot pair, one series per host;
-* metrics uploads (``artifacts.parsers.metrics``): each benchmark x metric as given.
+* metrics uploads (``artifacts.metrics.parsers.metrics``): each benchmark x metric as given.
 """
 
 from __future__ import annotations

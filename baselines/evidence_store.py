@@ -29,9 +29,8 @@ from artifacts.models import Artifact, BenchmarkRun, CounterSample, CounterSnaps
 from artifacts.parsers import ParseError, get_parser
 from artifacts.parsers.streams import open_decompressed
 from artifacts.times import aware_datetime
-
-from . import evidence
-from .filing import EVIDENCE
+from baselines import evidence
+from baselines.filing import EVIDENCE
 
 log = logging.getLogger(__name__)
 

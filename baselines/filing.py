@@ -17,8 +17,7 @@ from django.db.models import Avg, Count, Max, OuterRef, Subquery
 from django.utils.text import slugify
 
 from artifacts.models import BenchmarkRun
-
-from .facts import (
+from baselines.facts import (
     gpu_generation,
     gpu_model,
     merge_stacks,
@@ -26,8 +25,8 @@ from .facts import (
     stack_facts,
     stack_from_facts,
 )
-from .host_facts import nearby_facts
-from .models import (
+from baselines.host_facts import nearby_facts
+from baselines.models import (
     HardwareProfile,
     HostProfileMapping,
     RunContext,

@@ -8,8 +8,8 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 
-from .facts import COMPONENT_LABELS
-from .models import (
+from baselines.facts import COMPONENT_LABELS
+from baselines.models import (
     VERSION_FIELDS,
     Alert,
     Baseline,
@@ -164,7 +164,7 @@ class SeriesFilterForm(forms.Form):
 
     def __init__(self, *args: Any, options: dict[str, list[Any]], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        from reports.units import human_bytes
+        from perfhub.units import human_bytes
 
         self.fields["profile"].choices = _choices(options["profiles"])
         self.fields["benchmark"].choices = _choices(options.get("benchmarks", []))

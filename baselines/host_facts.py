@@ -19,8 +19,7 @@ from datetime import datetime, timedelta
 from django.db.models import Q
 
 from artifacts.models import HostFact, TraceSummary
-
-from .facts import ENV_PREFIX, FACT_COMPONENTS, Fact
+from baselines.facts import ENV_PREFIX, FACT_COMPONENTS, Fact
 
 FACTS_WINDOW = timedelta(hours=12)
 # Kinds whose artifacts state facts that runs of the same hosts pick up (re-file on upload).

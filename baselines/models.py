@@ -21,10 +21,9 @@ from django.db import models
 from django.urls import reverse
 
 from artifacts.models import BenchmarkRun
-from reports.units import human_bytes
-
-from .facts import COMPONENT_LABELS, Change, diff_stacks
-from .versions import version_key
+from baselines.facts import COMPONENT_LABELS, Change, diff_stacks
+from baselines.versions import version_key
+from perfhub.units import human_bytes
 
 
 class HardwareProfile(models.Model):
@@ -54,6 +53,9 @@ class HardwareProfile(models.Model):
     nics_per_node = models.PositiveSmallIntegerField(null=True, blank=True)
     fabric = models.CharField(max_length=20, choices=Fabric.choices, default=Fabric.OTHER)
     topology_notes = models.TextField(blank=True)
+    # Overrides of the hardware limits model (docs/efficiency.md): name -> value, e.g.
+    # {"nvlink_busbw_gbps": 450}; a value here wins over the datasheet default.
+    limits = models.JSONField(default=dict, blank=True)
     auto_created = models.BooleanField(
         default=False, help_text="made by the pipeline from a GPU name; edit and rename freely"
     )
@@ -426,6 +428,7 @@ class Alert(models.Model):
         REGRESSION = "regression", "regression"
         IMPROVEMENT = "improvement", "improvement"
         VARIANCE = "variance", "variance change"
+        DRIFT = "drift", "drift"
 
     class Status(models.TextChoices):
         UNTRIAGED = "untriaged", "untriaged"

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.utils import timezone
 
-from .models import Alert, AlertSummary, Delivery, Subscription
+from baselines.models import Alert, AlertSummary, Delivery, Subscription
 
 log = logging.getLogger(__name__)
 WEBHOOK_TIMEOUT_S = 10

@@ -12,11 +12,8 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 
 from artifacts.models import BenchmarkRun
-from perfhub.params import date_param as _date
-from perfhub.params import int_param as _int
-
-from .comparing import baseline_for
-from .models import (
+from baselines.comparing import baseline_for
+from baselines.models import (
     VERSION_FIELDS,
     Alert,
     AlertSummary,
@@ -29,6 +26,8 @@ from .models import (
     SoftwareStack,
     Subscription,
 )
+from perfhub.params import date_param as _date
+from perfhub.params import int_param as _int
 
 Params = Mapping[str, Any]
 

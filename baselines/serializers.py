@@ -9,8 +9,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from artifacts.models import BenchmarkRun
-
-from .models import (
+from baselines.models import (
     Alert,
     AlertSummary,
     Baseline,

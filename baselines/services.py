@@ -26,13 +26,12 @@ from django.db.models import Q
 from django.utils import timezone
 
 from artifacts.models import Artifact, BenchmarkRun, RunRank
-
-from .alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
-from .comparing import RECENT_RUNS, comparison_refresh, earlier_runs, identity_runs
-from .evidence_store import evidence_refresh
-from .filing import FiledRun, run_file, run_is_usable
-from .host_facts import FACT_KINDS, FACTS_WINDOW
-from .models import (
+from baselines.alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
+from baselines.comparing import RECENT_RUNS, comparison_refresh, earlier_runs, identity_runs
+from baselines.evidence_store import evidence_refresh
+from baselines.filing import FiledRun, run_file, run_is_usable
+from baselines.host_facts import FACT_KINDS, FACTS_WINDOW
+from baselines.models import (
     Alert,
     AlertSummary,
     Baseline,
@@ -42,6 +41,7 @@ from .models import (
     SoftwareStack,
     Subscription,
 )
+from perfhub import dispatch
 
 
 @dataclass
@@ -199,10 +199,8 @@ def _runs_to_compare(filed: list[FiledRun]) -> list[tuple[BenchmarkRun, RunConte
 
 
 def _notify(summary_ids: list[int]) -> None:
-    from .tasks import notify_summary
-
     for summary_id in summary_ids:
-        notify_summary.delay(summary_id)
+        dispatch.send("baselines.notify_summary", summary_id)
 
 
 # -------------------------------------------------------------------------------- baselines
@@ -386,9 +384,7 @@ def mapping_delete(*, mapping: HostProfileMapping) -> None:
 
 
 def _refile_on_commit(pattern: str) -> None:
-    from .tasks import refile_hosts
-
-    transaction.on_commit(lambda: refile_hosts.delay(pattern))
+    dispatch.enqueue("baselines.refile_hosts", pattern)
 
 
 def hosts_refile(*, pattern: str) -> int:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .notify import digests_send, summary_notify
-from .services import artifact_evaluate, hosts_refile
+from baselines.notify import digests_send, summary_notify
+from baselines.services import artifact_evaluate, hosts_refile
 
 
 @shared_task(name="baselines.after_parse")
 def after_parse(artifact_id: int) -> str:
-    """Queued by ``artifacts.services.artifact_parse`` once a parse has committed."""
+    """Queued by ``artifacts.parsing.artifact_parse`` once a parse has committed."""
     return artifact_evaluate(artifact_id=artifact_id).text()
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from baselines import views
 
 app_name = "baselines"
 

@@ -18,11 +18,9 @@ from django.views.decorators.http import require_POST
 
 from artifacts import exports
 from artifacts.models import BenchmarkRun
-from perfhub.roles import can_edit
-
-from . import charts, querysets, services
-from .comparing import comparison_preview, stack_of, version_comparison
-from .forms import (
+from baselines import charts, querysets, services
+from baselines.comparing import comparison_preview, stack_of, version_comparison
+from baselines.forms import (
     AlertFilterForm,
     BaselineForm,
     MappingForm,
@@ -35,7 +33,7 @@ from .forms import (
     SummaryStatusForm,
     TriageForm,
 )
-from .models import (
+from baselines.models import (
     Alert,
     AlertSummary,
     Baseline,
@@ -45,6 +43,7 @@ from .models import (
     SoftwareStack,
     Subscription,
 )
+from perfhub.roles import can_edit
 
 View = Callable[..., HttpResponse]
 

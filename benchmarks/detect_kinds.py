@@ -51,7 +51,7 @@ def main() -> None:
     sys.path.insert(0, str(args.root))
     registry = importlib.import_module("artifacts.parsers")
     streams = importlib.import_module("artifacts.parsers.streams")
-    sysinfo = importlib.import_module("artifacts.parsers.sysinfo_snapshot")
+    sysinfo = importlib.import_module("artifacts.bundles.parsers.sysinfo_snapshot")
     if not SAMPLES.is_dir():
         sys.exit(f"no shared samples at {SAMPLES}")
     heads = _heads(streams)

@@ -6,7 +6,8 @@ fresh process per size so peak RSS is clean:
 
 * pass 1 (``Redactor.discover``) and pass 2 (``Redactor.redact``) line by line, streaming
   from disk to disk, as the bundle builder does;
-* the deterministic zip of the redacted file (``incidents.bundles.write_deterministic_zip``),
+* the deterministic zip of the redacted file
+  (``incidents.bundles.services.write_deterministic_zip``),
   written twice to show the two archives are byte-identical.
 
     .venv/bin/python benchmarks/redaction.py            # 16 and 64 MB
@@ -64,7 +65,7 @@ def child(path: Path) -> None:
     import django
 
     django.setup()
-    from incidents.bundles import write_deterministic_zip
+    from incidents.bundles.services import write_deterministic_zip
     from incidents.redaction import Redactor
 
     size = path.stat().st_size

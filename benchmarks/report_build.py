@@ -53,9 +53,10 @@ def main() -> int:
     from django.core.management import call_command
     from django.test import Client
 
-    from artifacts.demo.nccl_tests_gen import demo_files
     from artifacts.models import Measurement
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.runs.demo import demo_files
+    from artifacts.services import artifact_ingest
     from reports import exports
     from reports.services import report_create
 

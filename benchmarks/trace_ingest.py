@@ -4,7 +4,7 @@ Generates a large Kineto trace deterministically by tiling a real sample (each c
 in time, with fresh correlation/flow/external ids and step numbers), then runs, each in its
 own process so peak RSS is measured cleanly:
 
-* PerfHub: ``artifacts.parsers.torch_trace.parse`` (streaming parse + every per-rank
+* PerfHub: ``artifacts.traces.parsers.torch_trace.parse`` (streaming parse + every per-rank
   analysis + the canonical JSON), pinned to one CPU core;
 * HTA 0.5.0 (optional, ``--hta /tmp/hta/bin/python``): ``TraceAnalysis`` load +
   ``get_temporal_breakdown`` + ``get_gpu_kernel_breakdown``.
@@ -149,8 +149,8 @@ def perfhub_child(path: str, pin: bool) -> dict:
         os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     t0 = time.perf_counter()
     sys.path.insert(0, str(ROOT))
-    from artifacts.parsers import torch_trace
     from artifacts.parsers.streams import open_decompressed
+    from artifacts.traces.parsers import torch_trace
 
     t1 = time.perf_counter()
     with open(path, "rb") as fh:

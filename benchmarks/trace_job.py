@@ -74,7 +74,7 @@ def _warm_worker(var_dir: str) -> None:
 
     from perfhub.celery import app
 
-    for module in ("artifacts.parsers.torch_trace", "artifacts.services", "reports.figures"):
+    for module in ("artifacts.traces.parsers.torch_trace", "artifacts.services", "reports.figures"):
         importlib.import_module(module)
     get_resolver().url_patterns  # noqa: B018  (populates the resolver)
     with app.producer_or_acquire() as producer:
@@ -82,7 +82,7 @@ def _warm_worker(var_dir: str) -> None:
 
 
 def _parse_one(artifact_id: int) -> tuple[int, float, str, float]:
-    from artifacts.services import artifact_parse
+    from artifacts.parsing import artifact_parse
 
     t0, cpu0 = time.perf_counter(), time.process_time()
     artifact = artifact_parse(artifact_id=artifact_id)
@@ -147,8 +147,8 @@ def run(args: argparse.Namespace) -> None:
     from django.contrib.auth.models import User
     from django.test import Client
 
-    from artifacts.trace_jobs import build_job_view
-    from artifacts.trace_querysets import job_selection
+    from artifacts.traces.jobs import build_job_view
+    from artifacts.traces.querysets import job_selection
     from reports import figures
 
     # A running web process is warm: plotly's validators loaded, templates compiled.

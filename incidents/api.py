@@ -14,8 +14,8 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from .bundles import bundle_request
-from .models import (
+from incidents.bundles.services import bundle_request
+from incidents.models import (
     ALL_MILESTONES,
     ActionItem,
     EvidenceBundle,
@@ -24,7 +24,7 @@ from .models import (
     TimelineEvent,
     VendorTicket,
 )
-from .postmortems import (
+from incidents.postmortems import (
     PostMortemConflict,
     postmortem_restore,
     postmortem_save,
@@ -32,8 +32,8 @@ from .postmortems import (
     render_postmortem,
     revision_diff,
 )
-from .querysets import action_items_filtered, incidents_filtered, tickets_filtered
-from .serializers import (
+from incidents.querysets import action_items_filtered, incidents_filtered, tickets_filtered
+from incidents.serializers import (
     ActionItemSerializer,
     AttachSerializer,
     BundleRequestSerializer,
@@ -57,7 +57,7 @@ from .serializers import (
     TimelineEventWriteSerializer,
     VendorTicketSerializer,
 )
-from .services import (
+from incidents.services import (
     IncidentError,
     action_item_create,
     action_item_update,
@@ -75,7 +75,7 @@ from .services import (
     timeline_event_create,
     timeline_event_update,
 )
-from .suggestions import suggestions_for
+from incidents.suggestions import suggestions_for
 
 _INCIDENT_FILTERS = [
     OpenApiParameter("status", str, enum=Incident.Status.values),

@@ -1,6 +1,6 @@
 from rest_framework.routers import SimpleRouter
 
-from .api import (
+from incidents.api import (
     ActionItemViewSet,
     BundleViewSet,
     IncidentViewSet,

@@ -7,6 +7,6 @@ class IncidentsConfig(AppConfig):
     def ready(self) -> None:
         # Embeds of other apps' evidence (findings, trace breakdowns) join the registry here,
         # after every app's models are loaded.
-        from .evidence_embeds import register
+        from incidents.evidence_embeds import register
 
         register()

@@ -24,12 +24,11 @@ from django.urls import reverse
 from django.utils.html import escape, format_html, json_script
 from django.utils.safestring import SafeString, mark_safe
 
-from artifacts import exports
 from artifacts.models import Artifact, BenchmarkRun
+from artifacts.runs import exports
+from incidents.static_charts import busbw_svg
 from perfhub.markdown import markdown_to_unsafe_html, sanitize_html
 from reports.figures import bandwidth_curve
-
-from .static_charts import busbw_svg
 
 SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z_]+)(?P<args>(?:\s+[a-z_]+=[\w.:-]+)*)\s*\}\}")
 _ARG = re.compile(r"([a-z_]+)=([\w.:-]+)")

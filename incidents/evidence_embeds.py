@@ -16,9 +16,8 @@ from django.urls import reverse
 from django.utils.html import escape, format_html
 
 from artifacts.models import Finding, TraceSummary
+from incidents.embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg, chart_div
 from reports.figures import trace_breakdown_bars
-
-from .embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg, chart_div
 
 # The parts that partition a trace's GPU span, as reports.figures draws them.
 TRACE_PARTS = (

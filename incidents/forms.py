@@ -9,8 +9,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from artifacts.models import Artifact
-
-from .models import (
+from incidents.models import (
     ALL_MILESTONES,
     MILESTONE_LABELS,
     ActionItem,

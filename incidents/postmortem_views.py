@@ -9,10 +9,10 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from .embeds import EMBED_KINDS, render_with_embeds
-from .forms import PostMortemForm
-from .models import Incident, PostMortemDraft, PostMortemRevision
-from .postmortems import (
+from incidents.embeds import EMBED_KINDS, render_with_embeds
+from incidents.forms import PostMortemForm
+from incidents.models import Incident, PostMortemDraft, PostMortemRevision
+from incidents.postmortems import (
     PostMortemConflict,
     pins_of,
     postmortem_autosave,
@@ -23,8 +23,8 @@ from .postmortems import (
     render_postmortem,
     revision_diff,
 )
-from .services import IncidentError
-from .views import editor_required
+from incidents.services import IncidentError
+from incidents.views import editor_required
 
 MAX_PREVIEW_CHARS = 500_000
 

@@ -14,12 +14,11 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
+from incidents.embeds import EmbedError, Pinned, pin_shortcodes, render_with_embeds
+from incidents.merge import merge3
+from incidents.models import Embed, Incident, PostMortem, PostMortemDraft, PostMortemRevision
+from incidents.services import IncidentError
 from knowledge.diffs import text_diff
-
-from .embeds import EmbedError, Pinned, pin_shortcodes, render_with_embeds
-from .merge import merge3
-from .models import Embed, Incident, PostMortem, PostMortemDraft, PostMortemRevision
-from .services import IncidentError
 
 TEMPLATE = """\
 ## Summary

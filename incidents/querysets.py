@@ -9,11 +9,8 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count, Prefetch, Q, QuerySet
 
-from perfhub.params import date_param as _date
-from perfhub.params import int_param as _int
-
-from .metrics import DURATIONS as DURATION_NAMES
-from .models import (
+from incidents.metrics import DURATIONS as DURATION_NAMES
+from incidents.models import (
     MILESTONES,
     ActionItem,
     Correspondence,
@@ -24,6 +21,8 @@ from .models import (
     TimelineEvent,
     VendorTicket,
 )
+from perfhub.params import date_param as _date
+from perfhub.params import int_param as _int
 
 
 def incidents_filtered(params: Any) -> QuerySet[Incident]:

@@ -9,8 +9,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from artifacts.models import Artifact
-
-from .models import (
+from incidents.models import (
     ALL_MILESTONES,
     ActionItem,
     Correspondence,

@@ -16,8 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from artifacts.models import Artifact, BenchmarkRun
-
-from .models import (
+from incidents.models import (
     ALL_MILESTONES,
     MILESTONE_LABELS,
     MILESTONES,
@@ -34,7 +33,7 @@ from .models import (
     TimelineEvent,
     VendorTicket,
 )
-from .suggestions import Suggestion, suggestion_by_key
+from incidents.suggestions import Suggestion, suggestion_by_key
 
 
 class IncidentError(Exception):

@@ -11,7 +11,7 @@ import math
 import pandas as pd
 from django.utils.html import escape
 
-from reports.units import human_bytes
+from perfhub.units import human_bytes
 
 WIDTH, HEIGHT = 640, 260
 LEFT, RIGHT, TOP, BOTTOM = 56, 16, 12, 40

@@ -29,7 +29,7 @@ from artifacts.times import aware_datetime
 from baselines.models import Alert
 
 if TYPE_CHECKING:
-    from .models import Incident
+    from incidents.models import Incident
 
 log = logging.getLogger(__name__)
 
@@ -278,7 +278,7 @@ def logged_events(artifact: Artifact) -> list[dict[str, Any]]:
     From ``Artifact.summary["events"]`` when a parser stored them there, else from the
     ``LogEvent`` rows the loaders wrote (nccl_debug, dmesg, fabric_manager, and nccl-tests
     output run with ``NCCL_DEBUG``, which the parse reads a second time: see
-    ``artifacts.services.ALSO_PARSE``). A page view never reads the stored file.
+    ``artifacts.parsing.ALSO_PARSE``). A page view never reads the stored file.
     """
     if isinstance(artifact.summary.get("events"), list):
         return artifact.summary["events"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .bundles import bundle_build
-from .models import EvidenceBundle
+from incidents.bundles.services import bundle_build
+from incidents.models import EvidenceBundle
 
 
 @shared_task(name="incidents.build_bundle", acks_late=True)

@@ -11,14 +11,13 @@ from django.views.decorators.http import require_POST
 
 from artifacts import exports
 from artifacts.models import Artifact
+from incidents.bundles.docs import iso
+from incidents.forms import BundleForm, CorrespondenceForm, TicketForm
+from incidents.models import Severity, VendorTicket
+from incidents.querysets import bundles_of, tickets_filtered
+from incidents.services import IncidentError, correspondence_add, ticket_create, ticket_update
+from incidents.views import _errors, editor_required, page_of
 from perfhub.roles import can_edit
-
-from .bundle_docs import iso
-from .forms import BundleForm, CorrespondenceForm, TicketForm
-from .models import Severity, VendorTicket
-from .querysets import bundles_of, tickets_filtered
-from .services import IncidentError, correspondence_add, ticket_create, ticket_update
-from .views import _errors, editor_required, page_of
 
 TICKET_CSV_COLUMNS = (
     "id", "vendor", "case_number", "title", "severity", "status", "opened_at",

@@ -1,6 +1,7 @@
 from django.urls import path
 
-from . import bundle_views, postmortem_views, ticket_views, views
+from incidents import postmortem_views, ticket_views, views
+from incidents.bundles import views as bundle_views
 
 urlpatterns = [
     path("incidents/", views.incident_list, name="incident-list"),

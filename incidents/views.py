@@ -22,12 +22,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from artifacts import exports
-from perfhub.roles import can_edit
-
-from . import metrics
-from .bundle_docs import human_duration, iso
-from .figures import timeline_figure
-from .forms import (
+from incidents import metrics
+from incidents.bundles.docs import human_duration, iso
+from incidents.figures import timeline_figure
+from incidents.forms import (
     ActionItemCloseForm,
     ActionItemForm,
     AttachForm,
@@ -38,15 +36,15 @@ from .forms import (
     StatusForm,
     TimelineEventForm,
 )
-from .models import (
+from incidents.models import (
     ALL_MILESTONES,
     MILESTONE_LABELS,
     ActionItem,
     Incident,
     TimelineEvent,
 )
-from .postmortems import postmortem_state
-from .querysets import (
+from incidents.postmortems import postmortem_state
+from incidents.querysets import (
     action_items_filtered,
     bundles_of,
     incident_for_detail,
@@ -55,7 +53,7 @@ from .querysets import (
     metrics_frames,
     milestone_provenance,
 )
-from .services import (
+from incidents.services import (
     IncidentError,
     action_item_create,
     action_item_update,
@@ -70,7 +68,8 @@ from .services import (
     timeline_event_create,
     timeline_event_update,
 )
-from .suggestions import suggestions_for
+from incidents.suggestions import suggestions_for
+from perfhub.roles import can_edit
 
 INCIDENT_CSV_COLUMNS = (
     "id", "reference", "title", "severity", "status", "owner", "tags", "cluster",

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Citation, Page, PageRevision, Verification
+from knowledge.models import Citation, Page, PageRevision, Verification
 
 
 class RevisionInline(admin.TabularInline):

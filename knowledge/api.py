@@ -11,12 +11,12 @@ from rest_framework.decorators import action, api_view
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import applicability as appl
-from .citations import CitationError
-from .models import Page, PageStatus, PageType, Topic
-from .querysets import pages_filtered, pages_for_facts, with_freshness
-from .search import SOURCES, search
-from .serializers import (
+from knowledge import applicability as appl
+from knowledge.citations import CitationError
+from knowledge.models import Page, PageStatus, PageType, Topic
+from knowledge.querysets import pages_filtered, pages_for_facts, with_freshness
+from knowledge.search import SOURCES, search
+from knowledge.serializers import (
     ApplicablePageSerializer,
     CiteSerializer,
     ConflictSerializer,
@@ -29,7 +29,7 @@ from .serializers import (
     SearchResponseSerializer,
     VerifySerializer,
 )
-from .services import (
+from knowledge.services import (
     PageError,
     RevisionConflict,
     citation_add,

@@ -1,7 +1,7 @@
 from django.urls import path
 from rest_framework.routers import DefaultRouter
 
-from .api import PageViewSet, search_api
+from knowledge.api import PageViewSet, search_api
 
 router = DefaultRouter()
 router.register("pages", PageViewSet, basename="api-page")

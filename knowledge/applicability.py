@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .versions import VersionError, VersionRange
+from knowledge.versions import VersionError, VersionRange
 
 # model -> architecture. Unknown models (next year's) are still accepted as written.
 GPU_ARCHITECTURES: dict[str, str] = {

@@ -9,8 +9,7 @@ class KnowledgeConfig(AppConfig):
         from django.db.models.signals import post_delete, post_save
 
         from artifacts.models import Artifact
-
-        from . import citations, evidence_kinds, indexing, sources  # noqa: F401 - registries
+        from knowledge import citations, evidence_kinds, indexing, sources  # noqa: F401 - registries
 
         post_save.connect(
             indexing.artifact_saved, sender=Artifact, dispatch_uid="kb-index-artifact"

@@ -24,7 +24,7 @@ from artifacts.models import Artifact, BenchmarkRun
 from artifacts.times import aware_datetime
 
 if TYPE_CHECKING:
-    from .models import Citation, Page
+    from knowledge.models import Citation, Page
 
 # At most this many points of a run's curve are pinned (nccl-tests sweeps have ~30).
 MAX_PINNED_ROWS = 80
@@ -343,7 +343,7 @@ class PageCitations:
     label = "knowledge page"
 
     def pin(self, object_id: str) -> dict[str, Any]:
-        from .models import Page
+        from knowledge.models import Page
 
         page = Page.objects.filter(Q(pk=_int(object_id)) | Q(slug=object_id)).first()
         if page is None:
@@ -351,7 +351,7 @@ class PageCitations:
         return {"slug": page.slug, "title": page.title, "revision": page.revision, "id": page.pk}
 
     def resolve(self, citations: Sequence[Citation]) -> dict[int, Cited]:
-        from .models import Page
+        from knowledge.models import Page
 
         pages = Page.objects.in_bulk([_int(c.object_id) for c in citations])
         result: dict[int, Cited] = {}

@@ -16,9 +16,8 @@ from typing import Any
 
 from django.utils.safestring import SafeString
 
+from knowledge.models import Page, PageEmbed
 from perfhub.markdown import render_markdown
-
-from .models import Page, PageEmbed
 
 # Any shortcode; kept in sync with the registry's own pattern by reading it when available.
 _SHORTCODE = re.compile(r"\{\{\s*[a-z_]+(?:\s+[a-z_]+=[\w.:-]+)*\s*\}\}")

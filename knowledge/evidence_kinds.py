@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from django.apps import apps
 from django.db.models import Model
 
-from .citations import CitationError, Cited, _int, _when, register_kind
+from knowledge.citations import CitationError, Cited, _int, _when, register_kind
 
 if TYPE_CHECKING:
-    from .models import Citation
+    from knowledge.models import Citation
 
 
 def _model(label: str) -> type[Model] | None:

@@ -7,11 +7,11 @@ from typing import Any
 import yaml
 from django import forms
 
-from . import applicability as appl
-from .citations import KINDS
-from .importexport import StringLoader
-from .models import DEFAULT_VERIFY_INTERVAL_DAYS, Page, PageStatus, PageType, Topic
-from .search import SOURCES
+from knowledge import applicability as appl
+from knowledge.citations import KINDS
+from knowledge.importexport import StringLoader
+from knowledge.models import DEFAULT_VERIFY_INTERVAL_DAYS, Page, PageStatus, PageType, Topic
+from knowledge.search import SOURCES
 
 _SETTINGS_HELP = (
     "YAML list, one item per setting: kind (env, sysctl, boot, command), name, value, "

@@ -36,9 +36,9 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from .applicability import DIMENSIONS
-from .models import CONTENT_FIELDS, DEFAULT_VERIFY_INTERVAL_DAYS, Page
-from .services import (
+from knowledge.applicability import DIMENSIONS
+from knowledge.models import CONTENT_FIELDS, DEFAULT_VERIFY_INTERVAL_DAYS, Page
+from knowledge.services import (
     PageError,
     RevisionConflict,
     alias_slugs,

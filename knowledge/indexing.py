@@ -11,11 +11,16 @@ from collections.abc import Iterable
 from typing import Any
 
 from artifacts.models import Artifact
-
-from .applicability import gpu_model
-from .embeds import strip_shortcodes
-from .models import Page
-from .search import SearchDocument, index_document, markdown_text, register_source, remove_document
+from knowledge.applicability import gpu_model
+from knowledge.embeds import strip_shortcodes
+from knowledge.models import Page
+from knowledge.search import (
+    SearchDocument,
+    index_document,
+    markdown_text,
+    register_source,
+    remove_document,
+)
 
 # Saves that only move parse progress along say nothing new about the artifact.
 _PROGRESS_ONLY = frozenset({"progress_bytes", "progress_total", "status", "parse_started_at"})

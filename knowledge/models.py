@@ -13,8 +13,7 @@ from django.db import models
 from django.urls import reverse
 
 from incidents.models import PinnedEmbed
-
-from . import applicability, recipes
+from knowledge import applicability, recipes
 
 User = settings.AUTH_USER_MODEL
 

@@ -14,10 +14,9 @@ from django.db.models.functions import Lower
 from django.utils import timezone
 
 from artifacts.models import Artifact, BenchmarkRun
-
-from . import applicability as appl
-from .models import Citation, Page, PageStatus
-from .staleness import Freshness, KnownVersion, Verification, freshness
+from knowledge import applicability as appl
+from knowledge.models import Citation, Page, PageStatus
+from knowledge.staleness import Freshness, KnownVersion, Verification, freshness
 
 # Upload metadata keys read as software versions (see docs/knowledge.md, "Facts").
 METADATA_VERSION_KEYS = ("nccl", "rccl", "driver", "cuda", "rocm", "kernel", "ofed", "doca",

@@ -7,10 +7,17 @@ from typing import Any
 from django.urls import reverse
 from rest_framework import serializers
 
-from .citations import KINDS
-from .embeds import page_html
-from .models import DEFAULT_VERIFY_INTERVAL_DAYS, Page, PageRevision, PageStatus, PageType, Topic
-from .querysets import page_freshness
+from knowledge.citations import KINDS
+from knowledge.embeds import page_html
+from knowledge.models import (
+    DEFAULT_VERIFY_INTERVAL_DAYS,
+    Page,
+    PageRevision,
+    PageStatus,
+    PageType,
+    Topic,
+)
+from knowledge.querysets import page_freshness
 
 
 class PageCreateSerializer(serializers.Serializer):

@@ -19,12 +19,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from . import applicability as appl
-from . import recipes
-from .citations import CitationError, get_kind, resolve_all
-from .embeds import PageEmbedError, pin_body
-from .indexing import page_document
-from .models import (
+from knowledge import applicability as appl
+from knowledge import recipes
+from knowledge.citations import CitationError, get_kind, resolve_all
+from knowledge.embeds import PageEmbedError, pin_body
+from knowledge.indexing import page_document
+from knowledge.models import (
     CONTENT_FIELDS,
     DEFAULT_VERIFY_INTERVAL_DAYS,
     Citation,
@@ -36,8 +36,8 @@ from .models import (
     Topic,
     Verification,
 )
-from .search import index_document, remove_document
-from .versions import VersionError, newest, version_key
+from knowledge.search import index_document, remove_document
+from knowledge.versions import VersionError, newest, version_key
 
 MAX_TAGS = 20
 _TAG = re.compile(r"^[a-z0-9][a-z0-9._+-]{0,29}$")

@@ -20,10 +20,16 @@ from django.db.models import Model, Q
 from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.urls import reverse
 
-from .applicability import gpu_model
-from .citations import Backlink, register_backlinks
-from .models import Page
-from .search import SearchDocument, index_document, markdown_text, register_source, remove_document
+from knowledge.applicability import gpu_model
+from knowledge.citations import Backlink, register_backlinks
+from knowledge.models import Page
+from knowledge.search import (
+    SearchDocument,
+    index_document,
+    markdown_text,
+    register_source,
+    remove_document,
+)
 
 # {{chart run=1 pin=2}} shortcodes say nothing a reader searches for.
 _SHORTCODE = re.compile(r"\{\{[^{}]*\}\}")

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from .applicability import LABELS, RANGE_DIMENSIONS
-from .versions import VersionError, VersionRange, version_key
+from knowledge.applicability import LABELS, RANGE_DIMENSIONS
+from knowledge.versions import VersionError, VersionRange, version_key
 
 
 @dataclass(frozen=True)

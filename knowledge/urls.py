@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from knowledge import views
 
 urlpatterns = [
     path("kb/", views.page_list, name="kb-list"),

@@ -18,18 +18,21 @@ from django.views.decorators.http import require_POST
 from artifacts import exports
 from artifacts.models import BenchmarkRun
 from incidents.merge import merge3
-from perfhub.roles import can_edit
-from reports.figures import bandwidth_curve
-
-from . import applicability as appl
-from . import recipes
-from .citations import CitationError, backlinks, resolve_all
-from .diffs import field_changes, text_diff
-from .embeds import has_shortcodes, page_html
-from .forms import CiteForm, ImportForm, PageFilterForm, PageForm, SearchForm, VerifyForm
-from .importexport import PageFileError, export_page, export_zip, markdown_files, page_import
-from .models import Page, PageAlias, PageRevision, PageType, Topic
-from .querysets import (
+from knowledge import applicability as appl
+from knowledge import recipes
+from knowledge.citations import CitationError, backlinks, resolve_all
+from knowledge.diffs import field_changes, text_diff
+from knowledge.embeds import has_shortcodes, page_html
+from knowledge.forms import CiteForm, ImportForm, PageFilterForm, PageForm, SearchForm, VerifyForm
+from knowledge.importexport import (
+    PageFileError,
+    export_page,
+    export_zip,
+    markdown_files,
+    page_import,
+)
+from knowledge.models import Page, PageAlias, PageRevision, PageType, Topic
+from knowledge.querysets import (
     filter_options,
     known_versions,
     page_freshness,
@@ -38,8 +41,8 @@ from .querysets import (
     stale_pages_by_owner,
     with_freshness,
 )
-from .search import SOURCES, search
-from .services import (
+from knowledge.search import SOURCES, search
+from knowledge.services import (
     PageError,
     RevisionConflict,
     citation_add,
@@ -50,7 +53,9 @@ from .services import (
     page_update,
     page_verify,
 )
-from .versions import VersionRange, newest
+from knowledge.versions import VersionRange, newest
+from perfhub.roles import can_edit
+from reports.figures import bandwidth_curve
 
 SEARCH_PAGE_SIZE = 20
 EDITOR_ONLY = "Changing the knowledge base needs the editor role."
@@ -310,7 +315,7 @@ def _lines(text: str) -> str:
 
 def _comparable(fields: dict[str, Any]) -> dict[str, Any]:
     try:
-        from .services import clean_content
+        from knowledge.services import clean_content
 
         return clean_content(fields)
     except PageError:

@@ -9,3 +9,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfhub.settings")
 app = Celery("perfhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Families inside the artifacts app keep their own tasks modules (artifacts.fabric.tasks).
+
+
+def _families() -> list[str]:
+    from django.conf import settings
+
+    return settings.PERFHUB_FAMILIES
+
+
+app.autodiscover_tasks(_families)

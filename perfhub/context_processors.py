@@ -2,7 +2,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from .roles import can_edit
+from perfhub.roles import can_edit
 
 
 def roles(request: HttpRequest) -> dict[str, Any]:

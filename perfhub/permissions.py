@@ -1,6 +1,6 @@
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
-from .roles import can_edit
+from perfhub.roles import can_edit
 
 
 class ReadViewerWriteEditor(BasePermission):

@@ -15,7 +15,7 @@ from typing import Any
 import dj_database_url
 import django
 
-from .env import env_bool, env_choice, env_int, env_list, env_str, env_url
+from perfhub.env import env_bool, env_choice, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PERFHUB_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -59,6 +59,18 @@ INSTALLED_APPS = [
     "knowledge",
 ]
 
+# Evidence families: packages inside the artifacts app (one app label, one migration history).
+# Each may hold templates/, a templatetags module and a tasks module; Django and Celery only
+# look for those in installed apps, so they are wired here by name (nothing is imported).
+PERFHUB_FAMILIES = [
+    "artifacts.runs",
+    "artifacts.traces",
+    "artifacts.nsight",
+    "artifacts.fabric",
+    "artifacts.bundles",
+    "artifacts.metrics",
+]
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -77,9 +89,17 @@ WSGI_APPLICATION = "perfhub.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [
+            BASE_DIR / "templates",
+            *(BASE_DIR.joinpath(*family.split("."), "templates") for family in PERFHUB_FAMILIES),
+        ],
         "APP_DIRS": True,
         "OPTIONS": {
+            "libraries": {
+                "trace_tags": "artifacts.traces.templatetags",
+                "nsight_tags": "artifacts.nsight.templatetags",
+                "fabric": "artifacts.fabric.templatetags",
+            },
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",

@@ -4,12 +4,9 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from artifacts import views as artifact_views
-
-from . import views
+from perfhub import views
 
 urlpatterns = [
-    path("", artifact_views.home, name="home"),
     path(
         "login/",
         auth_views.LoginView.as_view(template_name="account/login.html"),
@@ -19,6 +16,7 @@ urlpatterns = [
     path("account/token/", views.api_token, name="api-token"),
     path("admin/", admin.site.urls),
     path("", include("artifacts.urls")),
+    path("", include("artifacts.runs.urls")),
     path("baselines/", include("baselines.urls")),
     # before the artifacts API: it adds runs/{id}/comparison/ beside the runs router
     path("api/v1/", include("baselines.api_urls")),
@@ -29,12 +27,12 @@ urlpatterns = [
     path("api/v1/", include("reports.api_urls")),
     path("", include("knowledge.urls")),
     path("api/v1/", include("knowledge.api_urls")),
-    path("", include("artifacts.trace_urls")),
-    path("api/v1/", include("artifacts.trace_api_urls")),
+    path("", include("artifacts.traces.urls")),
+    path("api/v1/", include("artifacts.traces.api_urls")),
     path("", include("artifacts.fabric.urls")),
     path("api/v1/", include("artifacts.fabric.api_urls")),
-    path("", include("artifacts.nsight_urls")),
-    path("api/v1/", include("artifacts.nsight_api_urls")),
+    path("", include("artifacts.nsight.urls")),
+    path("api/v1/", include("artifacts.nsight.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The browsable docs are a page (login redirect); the schema is an API resource (401).
     path(

@@ -13,18 +13,18 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from . import exports
-from .kinds import KINDS, ReportInputError
-from .models import Report
-from .querysets import report_versions, reports_filtered
-from .serializers import (
+from reports import exports
+from reports.kinds import KINDS, ReportInputError
+from reports.models import Report
+from reports.querysets import report_versions, reports_filtered
+from reports.serializers import (
     ExportQuerySerializer,
     ReportBriefSerializer,
     ReportCreatedSerializer,
     ReportCreateSerializer,
     ReportDetailSerializer,
 )
-from .services import report_create, report_rebuild
+from reports.services import report_create, report_rebuild
 
 _LIST_FILTERS = [
     OpenApiParameter("kind", str, enum=list(KINDS)),

@@ -1,6 +1,6 @@
 from rest_framework.routers import SimpleRouter
 
-from .api import ReportViewSet
+from reports.api import ReportViewSet
 
 # SimpleRouter: the artifacts router already serves the API root at api/v1/.
 router = SimpleRouter()

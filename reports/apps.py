@@ -6,6 +6,6 @@ class ReportsConfig(AppConfig):
 
     def ready(self) -> None:
         # Post-mortems and knowledge pages embed reports through the incidents registry.
-        from .embeds import register
+        from reports.embeds import register
 
         register()

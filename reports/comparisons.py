@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .units import human_bytes
+from perfhub.units import human_bytes
 
 KiB = 1024
 MiB = 1024 * KiB

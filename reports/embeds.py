@@ -27,8 +27,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from . import exports
-from .models import Report
+from reports import exports
+from reports.models import Report
 
 _DOM_ID = re.compile(r"[^A-Za-z0-9_-]")
 

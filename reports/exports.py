@@ -19,10 +19,10 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from .kinds import get_kind
-from .kinds.base import Chart
-from .models import Report
-from .tables import formatted_rows, records
+from reports.kinds import get_kind
+from reports.kinds.base import Chart
+from reports.models import Report
+from reports.tables import formatted_rows, records
 
 FORMATS = ("html", "csv", "json", "md", "png", "svg")
 IMAGE_FORMATS = ("png", "svg")

@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from .units import human_bytes
+from perfhub.units import human_bytes
 
 _SERIES = (
     # column, legend name, dash, axis

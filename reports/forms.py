@@ -4,9 +4,9 @@ from typing import Any
 
 from django import forms
 
-from .comparisons import GROUPINGS
-from .kinds import kind_choices
-from .models import Report
+from reports.comparisons import GROUPINGS
+from reports.kinds import kind_choices
+from reports.models import Report
 
 
 class ReportFilterForm(forms.Form):

@@ -81,7 +81,7 @@ class Report(models.Model):
 
     @property
     def kind_label(self) -> str:
-        from .kinds import kind_label
+        from reports.kinds import kind_label
 
         return kind_label(self.kind)
 

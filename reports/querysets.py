@@ -7,8 +7,7 @@ from typing import Any
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from perfhub.params import int_param as _int
-
-from .models import Report
+from reports.models import Report
 
 
 def reports_filtered(params: Any) -> QuerySet[Report]:

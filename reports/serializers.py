@@ -6,10 +6,10 @@ from typing import Any
 
 from rest_framework import serializers
 
-from .comparisons import GROUPINGS
-from .exports import FORMATS
-from .kinds import KINDS
-from .models import Report
+from reports.comparisons import GROUPINGS
+from reports.exports import FORMATS
+from reports.kinds import KINDS
+from reports.models import Report
 
 
 class ReportCreateSerializer(serializers.Serializer):

@@ -15,8 +15,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from .kinds import ReportInputError, ReportSpec, get_kind
-from .models import Report
+from perfhub import dispatch
+from reports.kinds import ReportInputError, ReportSpec, get_kind
+from reports.models import Report
 
 log = logging.getLogger(__name__)
 
@@ -137,9 +138,7 @@ def _new_version(spec: ReportSpec, *, lineage: Report | None, created_by: Any) -
 
 
 def _enqueue_build(report_id: int) -> None:
-    from .tasks import build_report  # tasks import services; keep the cycle lazy
-
-    transaction.on_commit(lambda: build_report.delay(report_id))
+    dispatch.enqueue("reports.build", report_id)
 
 
 def _mark_failed(report_id: int, message: str) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from .units import human_bytes
+from perfhub.units import human_bytes
 
 # How a column prints: "text" as is, "int" without decimals, "number"/"percent" with a fixed
 # number of decimals, "bytes" as a human size (the exact byte count goes in a sibling column).

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from .models import Report
-from .services import report_build
+from reports.models import Report
+from reports.services import report_build
 
 
 @shared_task(name="reports.build")

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from reports import views
 
 urlpatterns = [
     path("reports/", views.report_list, name="report-list"),

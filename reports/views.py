@@ -12,19 +12,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from artifacts import exports as artifact_exports
-from artifacts import trace_querysets
-from artifacts.forms import RunFilterForm
 from artifacts.models import Artifact, BenchmarkRun
-from artifacts.querysets import run_filter_options, runs_filtered
+from artifacts.runs.forms import RunFilterForm
+from artifacts.runs.querysets import run_filter_options, runs_filtered
+from artifacts.traces import querysets as trace_querysets
 from perfhub.roles import can_edit
-
-from . import exports
-from .forms import ArtifactsReportForm, ProfilesReportForm, ReportFilterForm, RunsReportForm
-from .kinds import KINDS, ReportInputError, get_kind
-from .kinds.baseline_link import profile_choices
-from .models import Report
-from .querysets import report_versions, reports_filtered
-from .services import report_create, report_rebuild
+from reports import exports
+from reports.forms import ArtifactsReportForm, ProfilesReportForm, ReportFilterForm, RunsReportForm
+from reports.kinds import KINDS, ReportInputError, get_kind
+from reports.kinds.baseline_link import profile_choices
+from reports.models import Report
+from reports.querysets import report_versions, reports_filtered
+from reports.services import report_create, report_rebuild
 
 # The builder lists at most this many matching runs; narrower filters find the rest.
 BUILDER_MAX_RUNS = 200

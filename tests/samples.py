@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-SAMPLES_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "samples"
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_DIR = TESTS_DIR.parent
+SAMPLES_DIR = REPO_DIR.parent / "shared" / "samples"
 
 
 def sample(relative: str) -> Path:

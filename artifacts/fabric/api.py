@@ -10,9 +10,8 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from ..models import CounterRate, CounterSample, Finding, LogEvent
-from . import querysets
-from .serializers import (
+from artifacts.fabric import querysets
+from artifacts.fabric.serializers import (
     AcknowledgeSerializer,
     CounterRateSerializer,
     CounterSampleSerializer,
@@ -21,7 +20,8 @@ from .serializers import (
     HostSerializer,
     LogEventSerializer,
 )
-from .services import FindingError, finding_acknowledge, finding_unacknowledge
+from artifacts.fabric.services import FindingError, finding_acknowledge, finding_unacknowledge
+from artifacts.models import CounterRate, CounterSample, Finding, LogEvent
 
 _FINDING_FILTERS = [
     OpenApiParameter("severity", str, enum=[s.value for s in Finding.Severity]),

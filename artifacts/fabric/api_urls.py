@@ -1,6 +1,6 @@
 from rest_framework.routers import SimpleRouter
 
-from .api import (
+from artifacts.fabric.api import (
     CounterRateViewSet,
     CounterSampleViewSet,
     FindingViewSet,

@@ -12,8 +12,15 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Q
 
-from ..models import Artifact, CounterRate, CounterSample, CounterSnapshot, Finding, HostFact
-from . import rules
+from artifacts.fabric import rules
+from artifacts.models import (
+    Artifact,
+    CounterRate,
+    CounterSample,
+    CounterSnapshot,
+    Finding,
+    HostFact,
+)
 
 MAX_RATE_ROWS = 200_000  # bound on what one evaluation reads
 # Facts that rules compare across two uploads of the same host (an NCCL log's

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 from django.db.models import Count
 
-from ..models import BenchmarkRun, CounterRate, HostFact, RunRank
-from .outliers import MIN_HOSTS, Outliers, Score, mad_outliers
+from artifacts.fabric.outliers import MIN_HOSTS, Outliers, Score, mad_outliers
+from artifacts.models import BenchmarkRun, CounterRate, HostFact, RunRank
 
 RUN_METRICS = {
     "avg_busbw_gbps": "average bus bandwidth (GB/s)",

@@ -4,9 +4,9 @@ from typing import Any
 
 from django import forms
 
-from ..models import Finding
-from . import querysets
-from .fleet import RATIO_METRICS, RUN_METRICS
+from artifacts.fabric import querysets
+from artifacts.fabric.fleet import RATIO_METRICS, RUN_METRICS
+from artifacts.models import Finding
 
 
 class FindingFilterForm(forms.Form):

@@ -16,8 +16,8 @@ from typing import Any
 import pandas as pd
 from django.db.models import Q
 
-from ..models import Artifact, CounterRate, CounterSample, CounterSnapshot
-from . import rates
+from artifacts.fabric import rates
+from artifacts.models import Artifact, CounterRate, CounterSample, CounterSnapshot
 
 _SERIES = ("source", "host", "device", "port")
 

@@ -7,7 +7,8 @@ from typing import Any
 
 from django.db.models import Count, F, Max, Q, QuerySet
 
-from ..models import (
+from artifacts.fabric import rules
+from artifacts.models import (
     Artifact,
     CounterRate,
     CounterSample,
@@ -17,7 +18,6 @@ from ..models import (
     LogEvent,
     RunRank,
 )
-from . import rules
 
 ACK_CHOICES = (("", "any"), ("no", "open"), ("yes", "acknowledged"))
 

@@ -24,7 +24,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .checks import (
+from artifacts.fabric.checks import (
     BelowExpectedRate,
     DistinctAcrossHosts,
     EachFact,
@@ -35,7 +35,7 @@ from .checks import (
     StateNotIn,
     is_idle,
 )
-from .evidence import (
+from artifacts.fabric.evidence import (
     CRITICAL,
     INFO,
     SEVERITY_RANK,
@@ -47,7 +47,7 @@ from .evidence import (
     RateRow,
     SampleRow,
 )
-from .host_checks import (
+from artifacts.fabric.host_checks import (
     ArpFlux,
     GidIndexMismatch,
     GidV2Missing,

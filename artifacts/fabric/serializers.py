@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from ..models import CounterRate, CounterSample, Finding, LogEvent
+from artifacts.models import CounterRate, CounterSample, Finding, LogEvent
 
 
 class FindingSerializer(serializers.ModelSerializer):

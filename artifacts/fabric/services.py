@@ -7,9 +7,10 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Artifact, Finding
-from .findings import evaluate_artifact
-from .pairing import refresh_rates
+from artifacts.fabric.findings import evaluate_artifact
+from artifacts.fabric.pairing import refresh_rates
+from artifacts.models import Artifact, Finding
+from perfhub import dispatch
 
 # Kinds whose rows feed rates or rules; other kinds need no findings pass.
 FINDINGS_KINDS = frozenset(
@@ -57,3 +58,9 @@ def finding_unacknowledge(*, finding: Finding) -> Finding:
     finding.acknowledgement_note = ""
     finding.save(update_fields=["acknowledged_by", "acknowledged_at", "acknowledgement_note"])
     return finding
+
+
+def enqueue_findings(artifact: Artifact) -> None:
+    """Queue the findings pass once the parse transaction has committed."""
+    if artifact.kind in FINDINGS_KINDS:
+        dispatch.enqueue("artifacts.findings", artifact.pk)

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from artifacts.fabric import views
 
 urlpatterns = [
     path("fabric/", views.finding_list, name="finding-list"),

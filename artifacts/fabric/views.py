@@ -15,14 +15,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from artifacts import exports
+from artifacts.fabric import fleet, querysets
+from artifacts.fabric.forms import AcknowledgeForm, FindingFilterForm, FleetForm, RateFilterForm
+from artifacts.fabric.services import FindingError, finding_acknowledge, finding_unacknowledge
+from artifacts.models import Artifact, CounterRate, Finding
 from perfhub.roles import can_edit
 from reports.figures import counter_timeline, host_value_bars, pairwise_heatmap
-
-from .. import exports
-from ..models import Artifact, CounterRate, Finding
-from . import fleet, querysets
-from .forms import AcknowledgeForm, FindingFilterForm, FleetForm, RateFilterForm
-from .services import FindingError, finding_acknowledge, finding_unacknowledge
 
 FINDING_COLUMNS = (
     "id", "severity", "rule", "title", "host", "device", "port", "artifact_id",

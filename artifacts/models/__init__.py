@@ -1,13 +1,21 @@
-"""Models of the artifacts app, one module per evidence family.
+"""Models of the artifacts app: the core ``Artifact`` and every evidence family's models.
 
-core: raw files and nccl-tests runs. Other modules (traces, fabric) add their typed evidence;
-each is imported here so Django sees every model under the ``artifacts`` app label.
+Django discovers models through this module, so each family's ``models`` module is imported
+here and all of them live under the one ``artifacts`` app label (one migration history, the
+tables keep their names). New code imports a model from its family module.
 """
 
-from .bundles import BundleMember
-from .core import Artifact, BenchmarkRun, Measurement, RunRank
-from .fabric import CounterRate, CounterSample, CounterSnapshot, Finding, HostFact, LogEvent
-from .nsight import (
+from artifacts.bundles.models import BundleMember
+from artifacts.fabric.models import (
+    CounterRate,
+    CounterSample,
+    CounterSnapshot,
+    Finding,
+    HostFact,
+    LogEvent,
+)
+from artifacts.models.core import Artifact
+from artifacts.nsight.models import (
     NcuKernel,
     NsightApiStat,
     NsightKernelStat,
@@ -15,7 +23,8 @@ from .nsight import (
     NsightRange,
     NsightReport,
 )
-from .traces import TraceCollective, TraceKernelStat, TraceStep, TraceSummary
+from artifacts.runs.models import BenchmarkRun, Measurement, RunRank
+from artifacts.traces.models import TraceCollective, TraceKernelStat, TraceStep, TraceSummary
 
 __all__ = ["Artifact", "BenchmarkRun", "Measurement", "RunRank"]
 __all__ += ["CounterRate", "CounterSample", "CounterSnapshot", "Finding", "HostFact", "LogEvent"]

@@ -11,52 +11,52 @@ import importlib
 from functools import cache
 from types import ModuleType
 
-from .base import ParseError, ParseResult
+from artifacts.parsers.base import ParseError, ParseResult
 
 PARSERS: dict[str, str] = {
     # Support bundles first: their sniffers are exact (the bug report's banner, a tar header
     # naming sysinfo-snapshot) and their content would otherwise pass for the kinds inside.
-    "nvidia_bug_report": "artifacts.parsers.nvidia_bug_report",
-    "sysinfo_snapshot": "artifacts.parsers.sysinfo_snapshot",
-    "nccl_tests": "artifacts.parsers.nccl_tests",
-    "torch_trace": "artifacts.parsers.torch_trace",
+    "nvidia_bug_report": "artifacts.bundles.parsers.nvidia_bug_report",
+    "sysinfo_snapshot": "artifacts.bundles.parsers.sysinfo_snapshot",
+    "nccl_tests": "artifacts.runs.parsers.nccl_tests",
+    "torch_trace": "artifacts.traces.parsers.torch_trace",
     # Nsight: binary signatures first (SQLite, .nsys-rep), then text reports with their own
     # markers ("Executing '...' stats report", the ncu CSV header, ==PROF== + "Section:"),
     # all before the NCCL log sniffer (a profiled job's output may hold NCCL INFO lines).
-    "nsys_sqlite": "artifacts.parsers.nsys_sqlite",
-    "nsys_rep": "artifacts.parsers.nsys_rep",
-    "nsys_stats": "artifacts.parsers.nsys_stats",
-    "ncu_csv": "artifacts.parsers.ncu_csv",
-    "ncu_text": "artifacts.parsers.ncu_text",
+    "nsys_sqlite": "artifacts.nsight.parsers.nsys.sqlite",
+    "nsys_rep": "artifacts.nsight.parsers.nsys.rep",
+    "nsys_stats": "artifacts.nsight.parsers.nsys.stats",
+    "ncu_csv": "artifacts.nsight.parsers.ncu.csv",
+    "ncu_text": "artifacts.nsight.parsers.ncu.text",
     # Fabric and host evidence: most specific sniffers first, the generic "name: value"
     # ethtool sniffer last (RDMA counter lists look alike and must reach rdma_counters).
-    "nccl_debug": "artifacts.parsers.nccl_debug",
-    "nccl_topology": "artifacts.parsers.nccl_topology",
-    "nvidia_smi": "artifacts.parsers.nvidia_smi",
-    "ib_status": "artifacts.parsers.ib_status",
-    "rdma_counters": "artifacts.parsers.rdma_counters",
-    "mlxlink": "artifacts.parsers.mlxlink",
+    "nccl_debug": "artifacts.fabric.parsers.nccl_debug",
+    "nccl_topology": "artifacts.fabric.parsers.nccl_topology",
+    "nvidia_smi": "artifacts.fabric.parsers.nvidia_smi",
+    "ib_status": "artifacts.fabric.parsers.ib_status",
+    "rdma_counters": "artifacts.fabric.parsers.rdma_counters",
+    "mlxlink": "artifacts.fabric.parsers.mlxlink",
     # Host and tool outputs with their own markers (banners, table headers, prefixes).
-    "dcgm": "artifacts.parsers.dcgm",
-    "perftest": "artifacts.parsers.perftest",
-    "perf_stat": "artifacts.parsers.perf_stat",
-    "mlxconfig": "artifacts.parsers.mlxconfig",
-    "show_gids": "artifacts.parsers.show_gids",
-    "mlnx_qos": "artifacts.parsers.mlnx_qos",
-    "numa": "artifacts.parsers.numa",
-    "proc_interrupts": "artifacts.parsers.proc_interrupts",
-    "ebpf_hist": "artifacts.parsers.ebpf_hist",
+    "dcgm": "artifacts.fabric.parsers.dcgm",
+    "perftest": "artifacts.fabric.parsers.perftest",
+    "perf_stat": "artifacts.fabric.parsers.perf_stat",
+    "mlxconfig": "artifacts.fabric.parsers.mlxconfig",
+    "show_gids": "artifacts.fabric.parsers.show_gids",
+    "mlnx_qos": "artifacts.fabric.parsers.mlnx_qos",
+    "numa": "artifacts.fabric.parsers.numa",
+    "proc_interrupts": "artifacts.fabric.parsers.proc_interrupts",
+    "ebpf_hist": "artifacts.fabric.parsers.ebpf_hist",
     # Monitoring data: '# TYPE' lines / labelled samples, and the API's resultType JSON.
-    "prometheus_text": "artifacts.parsers.prometheus_text",
-    "prometheus_range": "artifacts.parsers.prometheus_range",
+    "prometheus_text": "artifacts.metrics.parsers.prometheus.text",
+    "prometheus_range": "artifacts.metrics.parsers.prometheus.range",
     # Fabric Manager's "[Mon DD YYYY HH:MM:SS] [LEVEL] [tid N]" entries, before the dmesg
     # sniffer; sysctl's "top.level.key = value" lines before the generic "name: value" one.
-    "fabric_manager": "artifacts.parsers.fabric_manager",
-    "dmesg": "artifacts.parsers.dmesg",
-    "sysctl": "artifacts.parsers.sysctl",
+    "fabric_manager": "artifacts.fabric.parsers.fabric_manager",
+    "dmesg": "artifacts.fabric.parsers.dmesg",
+    "sysctl": "artifacts.fabric.parsers.sysctl",
     # Generic metrics uploads (JSON/CSV with benchmark + metric keys): strict sniffer.
-    "metrics": "artifacts.parsers.metrics",
-    "ethtool_stats": "artifacts.parsers.ethtool_stats",
+    "metrics": "artifacts.metrics.parsers.metrics",
+    "ethtool_stats": "artifacts.fabric.parsers.ethtool_stats",
 }
 
 # Files no parser accepts are kept as plain evidence attachments under this kind.

@@ -10,7 +10,7 @@ import io
 import zlib
 from typing import BinaryIO
 
-from .base import ParseError
+from artifacts.parsers.base import ParseError
 
 GZIP_MAGIC = b"\x1f\x8b"
 HEAD_BYTES = 64 * 1024

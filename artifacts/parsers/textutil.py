@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
-from .base import ParseError
+from artifacts.parsers.base import ParseError
 
 # A line longer than this is cut; the rest of it is skipped (and counted as a warning).
 MAX_LINE_BYTES = 256 * 1024

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .robust import MAD_TO_SIGMA
+from baselines.methods.robust import MAD_TO_SIGMA
 
 
 def rolling_median_mad(y: np.ndarray, half_window: int) -> tuple[np.ndarray, np.ndarray]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .robust import MAD_TO_SIGMA, relative_change_pct, winsorised_mean
+from baselines.methods.robust import MAD_TO_SIGMA, relative_change_pct, winsorised_mean
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .robust import diff_sigma, sigma_floor
+from baselines.methods.robust import diff_sigma, sigma_floor
 
 
 @dataclass(frozen=True)

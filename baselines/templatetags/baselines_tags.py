@@ -7,14 +7,13 @@ from typing import Any
 from django import template
 
 from artifacts.models import BenchmarkRun
+from baselines.charts import comparison_figure
+from baselines.formatting import delta_style, pct
+from baselines.forms import PromoteForm
+from baselines.models import Alert
+from baselines.querysets import baselines_for_identity, run_comparison, run_context
 from perfhub.roles import can_edit
-from reports.units import human_bytes
-
-from ..charts import comparison_figure
-from ..formatting import delta_style, pct
-from ..forms import PromoteForm
-from ..models import Alert
-from ..querysets import baselines_for_identity, run_comparison, run_context
+from perfhub.units import human_bytes
 
 register = template.Library()
 

@@ -22,7 +22,7 @@ def severity_class(severity: str) -> str:
 @register.filter
 def duration(value: Any) -> str:
     """A timedelta as 2d 3h 4m / 3h 4m / 4m 5s; an em dash when unknown."""
-    from incidents.bundle_docs import human_duration
+    from incidents.bundles.docs import human_duration
 
     return human_duration(value)
 

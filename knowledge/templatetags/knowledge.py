@@ -14,12 +14,11 @@ from typing import Any
 from django import template
 
 from artifacts.models import BenchmarkRun
+from knowledge.models import Page, PageStatus
+from knowledge.querysets import pages_citing_run, subject_facts
+from knowledge.querysets import pages_for_facts as _pages_for_facts
+from knowledge.querysets import run_facts as _run_facts
 from perfhub.roles import can_edit
-
-from ..models import Page, PageStatus
-from ..querysets import pages_citing_run, subject_facts
-from ..querysets import pages_for_facts as _pages_for_facts
-from ..querysets import run_facts as _run_facts
 
 register = template.Library()
 

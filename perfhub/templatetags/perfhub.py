@@ -3,7 +3,7 @@ from typing import Any
 from django import template
 from django.http import QueryDict
 
-from reports.units import human_bytes as _human_bytes
+from perfhub.units import human_bytes as _human_bytes
 
 register = template.Library()
 

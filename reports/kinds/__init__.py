@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import cast
 
-from .base import ReportInputError, ReportKind, ReportKindUnavailable, ReportSpec
+from reports.kinds.base import ReportInputError, ReportKind, ReportKindUnavailable, ReportSpec
 
 KINDS: dict[str, str] = {
     "runs": "reports.kinds.runs",

@@ -14,8 +14,7 @@ import numpy as np
 import pandas as pd
 
 from artifacts.models import BenchmarkRun
-
-from ..comparisons import PER_SIZE_COLUMNS, Comparer, PairComparison, SizeRange
+from reports.comparisons import PER_SIZE_COLUMNS, Comparer, PairComparison, SizeRange
 
 UNASSESSED = "unassessed"
 

@@ -14,12 +14,11 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import Artifact, CounterRate, Finding
-
-from .. import comparisons as cmp
-from .. import figures
-from ..tables import Column, freeze, thaw
-from .base import Built, Chart, Collected, ReportInputError, ReportSpec
-from .inputs import artifact_pins, two_sided_ids, two_sided_spec
+from reports import comparisons as cmp
+from reports import figures
+from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
+from reports.kinds.inputs import artifact_pins, two_sided_ids, two_sided_spec
+from reports.tables import Column, freeze, thaw
 
 KIND = "counters"
 LABEL = "Counter snapshots side by side (NIC/host counters, findings)"

@@ -12,9 +12,8 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import Artifact, Measurement
-
-from .. import comparisons as cmp
-from .base import ReportInputError, ReportSpec
+from reports import comparisons as cmp
+from reports.kinds.base import ReportInputError, ReportSpec
 
 
 def measurement_points(run_ids: set[int]) -> pd.DataFrame:

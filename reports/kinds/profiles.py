@@ -12,13 +12,12 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import BenchmarkRun, Measurement
-
-from .. import comparisons as cmp
-from .. import figures
-from ..tables import Column, freeze, thaw
-from . import baseline_link
-from .base import Built, Chart, Collected, ReportInputError, ReportSpec
-from .inputs import artifact_pins, measurement_points
+from reports import comparisons as cmp
+from reports import figures
+from reports.kinds import baseline_link
+from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
+from reports.kinds.inputs import artifact_pins, measurement_points
+from reports.tables import Column, freeze, thaw
 
 KIND = "profiles"
 LABEL = "Hardware profile against hardware profile (NPI)"

@@ -13,13 +13,12 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import Artifact, BenchmarkRun, Measurement
-
-from .. import comparisons as cmp
-from .. import figures
-from ..tables import Column, freeze, thaw
-from . import baseline_link
-from .base import Built, Chart, Collected, ReportInputError, ReportSpec
-from .inputs import artifact_pins, measurement_points
+from reports import comparisons as cmp
+from reports import figures
+from reports.kinds import baseline_link
+from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
+from reports.kinds.inputs import artifact_pins, measurement_points
+from reports.tables import Column, freeze, thaw
 
 KIND = "runs"
 LABEL = "Benchmark runs side by side (nccl-tests)"

@@ -3,8 +3,8 @@
 ``artifact_ids`` are trace artifacts. ``group_by: artifact`` (default) compares exactly two
 traces; ``group_by: job`` puts the traces on sides by their job label (exactly two jobs: a
 side is the mean rank of its job). The side recorded first is A (the reference). The
-numbers come from the trace app's own diff (``artifacts.trace_jobs.build_diff`` over the
-pure ``artifacts.analysis.trace_diff``), frozen into tables: GPU-time breakdown, kernel time
+numbers come from the trace app's own diff (``artifacts.traces.jobs.build_diff`` over the
+pure ``artifacts.traces.analysis.diff``), frozen into tables: GPU-time breakdown, kernel time
 deltas (top gainers and losers), time per kernel type, step times, and a per-rank table.
 """
 
@@ -15,13 +15,12 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import TraceStep, TraceSummary
-from artifacts.trace_jobs import build_diff, default_per_step
-from artifacts.trace_querysets import MAX_JOB_TRACES, Selection
-
-from .. import figures
-from ..tables import Column, freeze, thaw
-from .base import Built, Chart, Collected, ReportInputError, ReportSpec
-from .inputs import artifact_pins, two_sided_ids, two_sided_spec
+from artifacts.traces.jobs import build_diff, default_per_step
+from artifacts.traces.querysets import MAX_JOB_TRACES, Selection
+from reports import figures
+from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
+from reports.kinds.inputs import artifact_pins, two_sided_ids, two_sided_spec
+from reports.tables import Column, freeze, thaw
 
 KIND = "traces"
 LABEL = "Traces or jobs side by side (PyTorch Profiler)"

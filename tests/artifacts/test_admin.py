@@ -9,7 +9,7 @@ from django.contrib import admin
 from django.urls import reverse
 
 from artifacts import models
-from tests.artifacts.trace_factory import ingest_job
+from tests.artifacts.traces.factory import ingest_job
 
 EVIDENCE = [
     models.TraceSummary,

@@ -6,7 +6,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from artifacts.models import Artifact
-from artifacts.services import artifact_parse
+from artifacts.parsing import artifact_parse
 from tests.samples import sample
 
 pytestmark = pytest.mark.django_db

@@ -8,7 +8,8 @@ import pytest
 from artifacts import loaders
 from artifacts.models import Artifact, BenchmarkRun, Measurement
 from artifacts.parsers import OTHER
-from artifacts.services import IngestError, artifact_ingest, artifact_parse, artifact_request_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import IngestError, artifact_ingest, artifact_request_parse
 from tests.samples import sample
 
 pytestmark = pytest.mark.django_db

@@ -35,7 +35,7 @@ def test_findings_run_on_the_nccl_facts() -> None:
 
 
 def test_reparse_does_not_duplicate_the_nccl_rows() -> None:
-    from artifacts.services import artifact_parse
+    from artifacts.parsing import artifact_parse
 
     artifact = upload(INTERLEAVED)
     first = (artifact.host_facts.count(), artifact.log_events.count(), artifact.runs.count())

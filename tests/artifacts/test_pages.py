@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from artifacts.models import BenchmarkRun
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import artifact_ingest
 from tests.samples import sample
 
 pytestmark = pytest.mark.django_db

@@ -28,8 +28,8 @@ COLUMNS = [f"{cut}:{name}{how}" for cut in CUTS for name in NAMES for how in (""
 
 
 def current_table() -> dict[str, list[str]]:
+    from artifacts.bundles.parsers.common import choose_kind
     from artifacts.parsers import detect_kind
-    from artifacts.parsers.bundle_common import choose_kind
     from artifacts.parsers.streams import read_head
 
     table: dict[str, list[str]] = {}

@@ -7,9 +7,10 @@ import io
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from artifacts.demo.nccl_tests_gen import DemoFile, demo_files
 from artifacts.models import Artifact
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.runs.demo import DemoFile, demo_files
+from artifacts.services import artifact_ingest
 
 
 def ingest_and_parse(demo: DemoFile, **overrides: Any) -> Artifact:

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .detect_series import dip, step
+from tests.baselines.detect_series import dip, step
 
 ROOT = Path(__file__).resolve().parents[2]
 

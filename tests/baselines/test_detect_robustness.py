@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from baselines.detect import Detection, Tuning, detect
-
-from .detect_series import LEVEL, noise
+from tests.baselines.detect_series import LEVEL, noise
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from baselines.detect import ChangePoint, detect
-
-from .detect_series import dip, noise, step
+from tests.baselines.detect_series import dip, noise, step
 
 SEEDS = range(5)
 

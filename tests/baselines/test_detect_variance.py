@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 
 from baselines.detect import detect
-
-from .detect_series import LEVEL, bimodal, noise
+from tests.baselines.detect_series import LEVEL, bimodal, noise
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from artifacts.models import Artifact, BenchmarkRun
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import artifact_ingest
 from baselines.models import Alert, RunContext, Series
 from tests.samples import sample
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from artifacts.demo.nccl_tests_gen import demo_files
 from artifacts.models import BenchmarkRun
+from artifacts.runs.demo import demo_files
 from baselines.filing import profile_match, run_file
 from baselines.models import (
     HardwareProfile,
@@ -95,7 +95,7 @@ def test_filing_twice_and_reparsing_leave_the_same_rows():
     assert (
         Series.objects.count(), SeriesPoint.objects.count(), SoftwareStack.objects.count()
     ) == counts  # fmt: skip
-    from artifacts.services import artifact_parse
+    from artifacts.parsing import artifact_parse
 
     artifact_parse(artifact_id=artifact.pk)  # new run rows: points went with the old ones
     artifact_evaluate(artifact_id=artifact.pk)

@@ -55,7 +55,7 @@ def test_generated_artifacts_parse_back_to_exactly_the_stored_numbers():
 
 
 def test_evaluate_runs_backfills_artifacts_parsed_before_baselines_existed(capsys):
-    from artifacts.demo.nccl_tests_gen import demo_files
+    from artifacts.runs.demo import demo_files
     from baselines.models import AlertSummary
     from tests.baselines.baseline_fixtures import ingest_and_parse
 

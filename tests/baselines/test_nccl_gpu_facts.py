@@ -13,10 +13,11 @@ import json
 
 import pytest
 
+from artifacts.fabric.nccl_gpus import nccl_gpu_facts
+from artifacts.fabric.parsers.nccl_debug.model import CommRank
 from artifacts.models import Artifact, HostFact
-from artifacts.nccl_gpus import nccl_gpu_facts
-from artifacts.parsers.nccl_debug_model import CommRank
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import artifact_ingest
 from baselines.facts import Fact, nccl_used_gpus, pci_key, profile_from_facts
 from baselines.models import RunContext
 from tests.samples import sample

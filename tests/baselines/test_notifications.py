@@ -77,7 +77,7 @@ def test_nothing_is_sent_before_a_second_run_confirms_the_change(
     eager_tasks, django_capture_on_commit_callbacks
 ):
     subscribe()
-    from artifacts.demo.nccl_tests_gen import demo_files
+    from artifacts.runs.demo import demo_files
 
     files = [
         f

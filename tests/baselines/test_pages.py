@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from artifacts.demo.nccl_tests_gen import demo_files
 from artifacts.models import BenchmarkRun
+from artifacts.runs.demo import demo_files
 from baselines.models import (
     Alert,
     AlertSummary,

@@ -9,9 +9,9 @@ import random
 
 import pytest
 
-from artifacts.demo.nccl_tests_gen import demo_files
 from artifacts.models import Artifact, BenchmarkRun
-from artifacts.services import artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.runs.demo import demo_files
 from baselines.models import Alert, AlertSummary, Comparison, RunContext
 from baselines.services import alert_update, artifact_evaluate
 from tests.baselines.baseline_fixtures import ingest_and_parse, load_demo

@@ -15,7 +15,8 @@ NCCL_INFO = "nccl_debug/ssbandjl_2node_4gpu_all_gather_NCCL_INFO_roce.log"
 
 def ingest(relative: str, *, parse: bool = True, **kwargs: Any) -> Any:
     """Store (and parse) one shared sample, as an upload would."""
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
 
     path = sample(relative)
     with path.open("rb") as stream:

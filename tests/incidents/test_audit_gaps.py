@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.urls import reverse
 
-from incidents.bundles import bundle_request
+from incidents.bundles.services import bundle_request
 from incidents.postmortems import postmortem_save
 from incidents.services import (
     IncidentError,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from incidents.models import EvidenceBundle, Incident, PostMortem, TimelineEvent
-
-from .conftest import PAIR_FAIL, PAIR_OK, ingest
+from tests.incidents.conftest import PAIR_FAIL, PAIR_OK, ingest
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 

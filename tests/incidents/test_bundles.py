@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from incidents.bundles import (
+from incidents.bundles.services import (
     bundle_build,
     bundle_preview,
     bundle_request,
@@ -24,8 +24,7 @@ from incidents.services import (
     suggestion_accept,
 )
 from incidents.suggestions import suggestions_for
-
-from .conftest import ingest_bytes
+from tests.incidents.conftest import ingest_bytes
 
 pytestmark = pytest.mark.django_db
 

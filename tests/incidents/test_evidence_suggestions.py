@@ -13,7 +13,8 @@ import pytest
 from django.urls import reverse
 
 from artifacts.models import Artifact, Finding
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import artifact_ingest
 from baselines.models import Alert
 from incidents import suggestions
 from incidents.models import SuggestionDecision, TimelineEvent

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from artifacts.models import Artifact
-from artifacts.services import artifact_parse
+from artifacts.parsing import artifact_parse
 from incidents import suggestions
 from incidents.models import SuggestionDecision, TimelineEvent
 from incidents.services import (
@@ -15,8 +15,7 @@ from incidents.services import (
     suggestion_reject,
 )
 from incidents.suggestions import suggestions_for
-
-from .conftest import ingest_bytes
+from tests.incidents.conftest import ingest_bytes
 
 pytestmark = pytest.mark.django_db
 

@@ -23,7 +23,8 @@ def make_page(db, editor) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
 @pytest.fixture
 def parsed_run(db) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
     """A parsed nccl-tests file from ../shared/samples; returns its first run."""
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
     from tests.samples import sample
 
     def parse(relative: str = "nccl_tests/xxrjun_pair_N2_G1_ok.log", **kwargs: Any) -> Any:

@@ -255,7 +255,7 @@ def test_cite_run_form_on_the_run_page(editor_client, make_page, parsed_run):
 
 
 def test_cited_run_survives_a_reparse(editor_client, make_page, parsed_run, editor):
-    from artifacts.services import artifact_parse
+    from artifacts.parsing import artifact_parse
 
     run = parsed_run()
     page = make_page()

@@ -18,7 +18,8 @@ G8 = "nccl_tests/xxrjun_pair_N2_G8_ok.log"  # 16 ranks on the same 2 hosts, 8 GP
 
 
 def ingest_path(path: Path, **kwargs: Any) -> Any:
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
 
     with path.open("rb") as stream:
         artifact = artifact_ingest(stream=stream, name=path.name, enqueue=False, **kwargs).artifact
@@ -28,7 +29,8 @@ def ingest_path(path: Path, **kwargs: Any) -> Any:
 def ingest_bytes(name: str, content: bytes, **kwargs: Any) -> Any:
     import io
 
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
 
     outcome = artifact_ingest(stream=io.BytesIO(content), name=name, enqueue=False, **kwargs)
     return artifact_parse(artifact_id=outcome.artifact.pk)

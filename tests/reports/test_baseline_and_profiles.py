@@ -1,6 +1,6 @@
 """Reports that lean on the baselines app: a run against its baseline, and NPI profile pairs.
 
-The demo generator (artifacts/demo/nccl_tests_gen.py) is the sample here: its numbers come
+The demo generator (artifacts/runs/demo.py) is the sample here: its numbers come
 from a stated model, so the expected values are derived from that model below.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from artifacts.demo.nccl_tests_gen import demo_files
 from artifacts.models import BenchmarkRun
+from artifacts.runs.demo import demo_files
 from reports.kinds import ReportInputError
 from reports.services import report_create
 from reports.tables import records

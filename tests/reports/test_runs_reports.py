@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from artifacts.demo.nccl_tests_gen import demo_files
 from artifacts.models import BenchmarkRun, Measurement
+from artifacts.runs.demo import demo_files
 from reports.kinds import ReportInputError
 from reports.models import Report, ReportImmutable
 from reports.services import report_create, report_rebuild
@@ -82,7 +82,7 @@ def test_the_report_pins_artifacts_by_hash_and_runs_by_position(pair, pair_repor
 
 
 def test_a_reparse_or_an_edited_measurement_does_not_change_a_saved_report(pair, pair_report):
-    from artifacts.services import artifact_parse
+    from artifacts.parsing import artifact_parse
 
     tables_before = pair_report.tables
     old_run_ids = set(BenchmarkRun.objects.values_list("pk", flat=True))

@@ -8,9 +8,10 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from artifacts.demo.nccl_tests_gen import demo_files
 from artifacts.models import Artifact
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.runs.demo import demo_files
+from artifacts.services import artifact_ingest
 
 
 class Command(BaseCommand):

@@ -15,7 +15,8 @@ from tests.samples import sample
 
 def upload(relative: str, **kwargs: Any) -> Any:
     """Ingest one shared sample and parse it in-process (the findings pass is separate)."""
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
 
     path = sample(relative)
     with path.open("rb") as stream:
@@ -24,7 +25,8 @@ def upload(relative: str, **kwargs: Any) -> Any:
 
 
 def upload_text(name: str, text: str, **kwargs: Any) -> Any:
-    from artifacts.services import artifact_ingest, artifact_parse
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
 
     artifact = artifact_ingest(
         stream=io.BytesIO(text.encode()), name=name, enqueue=False, **kwargs

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from artifacts.models import Finding, HostFact
-from artifacts.services import artifact_parse
+from artifacts.parsing import artifact_parse
 from tests.artifacts.fabric.conftest import evaluated, upload, upload_text
-from tests.artifacts.parsers.test_mlnx_qos import LEGACY, LOSSLESS
-from tests.artifacts.parsers.test_show_gids import TWO_RAILS
-from tests.artifacts.parsers.test_sysctl import DUMP
+from tests.artifacts.fabric.parsers.test_mlnx_qos import LEGACY, LOSSLESS
+from tests.artifacts.fabric.parsers.test_show_gids import TWO_RAILS
+from tests.artifacts.fabric.parsers.test_sysctl import DUMP
 
 pytestmark = pytest.mark.django_db
 

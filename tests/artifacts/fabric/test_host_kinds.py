@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from artifacts.models import CounterSample, Finding, HostFact
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import artifact_ingest
 from tests.artifacts.fabric.conftest import evaluated, upload
 
 pytestmark = pytest.mark.django_db

@@ -6,10 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from artifacts.fabric.services import fabric_refresh, finding_acknowledge
-from artifacts.fabric.tasks import enqueue_findings
+from artifacts.fabric.services import enqueue_findings, fabric_refresh, finding_acknowledge
 from artifacts.models import CounterRate, CounterSample, CounterSnapshot, Finding, HostFact
-from artifacts.services import artifact_parse
+from artifacts.parsing import artifact_parse
 from tests.artifacts.fabric.conftest import evaluated, upload, upload_text
 
 pytestmark = pytest.mark.django_db
@@ -170,7 +169,7 @@ def test_version_mismatch_across_uploads_of_one_job(db) -> None:
 
 def test_parse_enqueues_the_findings_task(monkeypatch) -> None:
     calls = []
-    monkeypatch.setattr("artifacts.services.enqueue_findings", lambda a: calls.append(a.pk))
+    monkeypatch.setattr("artifacts.parsing.enqueue_findings", lambda a: calls.append(a.pk))
     artifact = upload(IBSTAT_DOWN)
     assert calls == [artifact.pk]
 

@@ -7,7 +7,7 @@ import pytest
 
 from artifacts.models import CounterRate, Finding, HostFact
 from tests.artifacts.fabric.conftest import evaluated, upload_text
-from tests.artifacts.parsers.test_rdma_counters_qp import RES_QP, SET4, STAT_QP
+from tests.artifacts.fabric.parsers.test_rdma_counters_qp import RES_QP, SET4, STAT_QP
 
 pytestmark = pytest.mark.django_db
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from artifacts.models import Artifact
-from artifacts.services import artifact_ingest, artifact_parse
+from artifacts.parsing import artifact_parse
+from artifacts.services import artifact_ingest
 from tests.samples import sample
 
 RTX3060 = "nsys/p4arth_nsys2025.5_schema3.24.0_rtx3060.sqlite"

@@ -6,10 +6,9 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from tests.artifacts.parsers import nsys_synthetic
-from tests.artifacts.parsers.test_ncu_csv import NEW_DETAILS
-
-from .helpers import NCU_TORCH, NO_CUDA, parsed, parsed_bytes, parsed_path
+from tests.artifacts.nsight.helpers import NCU_TORCH, NO_CUDA, parsed, parsed_bytes, parsed_path
+from tests.artifacts.nsight.parsers import nsys_synthetic
+from tests.artifacts.nsight.parsers.test_ncu_csv import NEW_DETAILS
 
 pytestmark = pytest.mark.django_db
 

@@ -15,14 +15,22 @@ from artifacts.models import (
     NsightRange,
     NsightReport,
 )
-from artifacts.nsight_loaders import load_ncu, load_nsys
-from artifacts.parsers.ncu_common import NcuKernel as ParsedKernel
-from artifacts.parsers.ncu_common import NcuMetric
-from artifacts.parsers.ncu_csv import NcuCsvResult
-from artifacts.services import artifact_parse
-from tests.artifacts.parsers import nsys_synthetic
-
-from .helpers import NCU_TEXT, NCU_TORCH, NO_CUDA, REP, RTX3060, STATS_TORCH, parsed, parsed_path
+from artifacts.nsight.loaders import load_ncu, load_nsys
+from artifacts.nsight.parsers.ncu.common import NcuKernel as ParsedKernel
+from artifacts.nsight.parsers.ncu.common import NcuMetric
+from artifacts.nsight.parsers.ncu.csv import NcuCsvResult
+from artifacts.parsing import artifact_parse
+from tests.artifacts.nsight.helpers import (
+    NCU_TEXT,
+    NCU_TORCH,
+    NO_CUDA,
+    REP,
+    RTX3060,
+    STATS_TORCH,
+    parsed,
+    parsed_path,
+)
+from tests.artifacts.nsight.parsers import nsys_synthetic
 
 pytestmark = pytest.mark.django_db
 
@@ -135,7 +143,7 @@ def test_ncu_kernels_become_rows_with_metrics_and_key_columns(relative):
 def test_loading_one_kind_clears_the_other_kinds_rows():
     artifact = parsed(NCU_TORCH)
     assert NcuKernel.objects.filter(artifact=artifact).exists()
-    from artifacts.parsers.nsys_stats import NsysStatsResult
+    from artifacts.nsight.parsers.nsys.stats import NsysStatsResult
 
     load_nsys(artifact, NsysStatsResult())
     assert not NcuKernel.objects.filter(artifact=artifact).exists()

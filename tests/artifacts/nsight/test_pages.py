@@ -6,10 +6,7 @@ import json
 
 import pytest
 
-from tests.artifacts.parsers import nsys_synthetic
-from tests.artifacts.parsers.test_ncu_csv import NEW_DETAILS
-
-from .helpers import (
+from tests.artifacts.nsight.helpers import (
     NCU_TEXT,
     NCU_TORCH,
     REP,
@@ -21,6 +18,8 @@ from .helpers import (
     parsed_bytes,
     parsed_path,
 )
+from tests.artifacts.nsight.parsers import nsys_synthetic
+from tests.artifacts.nsight.parsers.test_ncu_csv import NEW_DETAILS
 
 pytestmark = pytest.mark.django_db
 

@@ -18,9 +18,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from artifacts.parsers import ncu_csv, ncu_text, nsys_rep, nsys_sqlite, nsys_stats, torch_trace
+from artifacts.nsight.parsers.ncu import csv as ncu_csv
+from artifacts.nsight.parsers.ncu import text as ncu_text
+from artifacts.nsight.parsers.nsys import (
+    rep as nsys_rep,
+)
+from artifacts.nsight.parsers.nsys import (
+    sqlite as nsys_sqlite,
+)
+from artifacts.nsight.parsers.nsys import (
+    stats as nsys_stats,
+)
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.streams import open_decompressed
+from artifacts.traces.parsers import torch_trace
 from tests.samples import SAMPLES_DIR
 
 # parser -> one real sample of its kind (small ones: hypothesis runs each many times)

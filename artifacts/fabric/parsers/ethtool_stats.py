@@ -1,0 +1,254 @@
+"""``ethtool -S`` NIC statistics (mlx5 and generic drivers), as pasted by real people.
+
+Handles: the ``NIC statistics:`` header or none at all (tools strip it), several NICs or
+snapshots in one file (each ``ethtool -S <dev>`` command, ``NIC statistics:`` header, or a
+counter seen twice starts a new snapshot), ``| grep prio`` excerpts, markdown fences, shell
+prompts (``root@host:~# ethtool -S eth0`` gives host and device), labels such as
+``Before:``/``After:`` and ``date`` lines (they become the snapshot's label and time), and
+``ethtool -i`` driver/firmware lines when they are pasted alongside.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, BinaryIO, ClassVar
+
+from artifacts.fabric.parsers.counters_common import (
+    CounterSample,
+    SampleBuffer,
+    Snapshot,
+    counter_unit,
+    prompt,
+)
+from artifacts.parsers.base import ParseError, ParseResult
+from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
+
+KIND = "ethtool_stats"
+LABEL = "ethtool -S NIC statistics"
+VERSION = 1
+
+_COUNTER = re.compile(r"^\s*(?P<name>\[?[\w.\-/#]+\]?(?:: [\w.\-/#]+)?):\s+(?P<value>-?\d+)\s*$")
+_COMMAND = re.compile(r"\bethtool\s+(?:-S|--statistics)\s+(?:--all-groups\s+)?(?P<dev>[^\s|`'\"]+)")
+_INFO_COMMAND = re.compile(r"\bethtool\s+(?:-i|--driver)\s+(?P<dev>[^\s|`'\"]+)")
+_DRIVER_INFO = re.compile(
+    r"^\s*(?P<key>driver|version|firmware-version|bus-info|expansion-rom-version):\s*(?P<value>.*?)\s*$"
+)
+_INTERFACE = re.compile(r"^[a-z][\w.\-]*\d[\w.\-]*$")  # eth1, enp178s0f0, ib0, mlx5_0, bond0
+_FAILURE = re.compile(r"no stats available|Cannot get stats|Operation not supported", re.IGNORECASE)
+# Text that means the file is another tool's output even if it has "name: 123" lines.
+_QUICK_COUNTER = re.compile(r":\s+-?\d")
+_FOREIGN = ("hca_id:", "CA '", "Infiniband device", "NVSMI LOG", "/sys/class/", "Bucket ")
+
+
+@dataclasses.dataclass(frozen=True)
+class DriverInfo:
+    device: str | None
+    driver: str | None
+    version: str | None
+    firmware: str | None
+    bus_info: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class EthtoolStatsResult(ParseResult):
+    kind: ClassVar[str] = "ethtool_stats"
+
+    snapshots: tuple[Snapshot, ...] = ()
+    samples: tuple[CounterSample, ...] = ()
+    drivers: tuple[DriverInfo, ...] = ()
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "snapshots": len(self.snapshots),
+            "devices": sorted({s.device for s in self.snapshots if s.device}),
+            "samples": len(self.samples),
+            "nonzero": sum(1 for s in self.samples if s.value),
+            "warnings": len(self.warnings),
+        }
+
+
+def accepts(name: str, head: bytes) -> bool:
+    text = head_text(head)
+    if any(marker in text for marker in _FOREIGN):
+        return False
+    if "NIC statistics:" in text:
+        return True
+    # Every branch below needs two counter lines, each ending in ":<space>integer": when the
+    # head holds fewer than two such places, no line can count (a necessary condition).
+    quick = _QUICK_COUNTER.finditer(text)
+    if next(quick, None) is None or next(quick, None) is None:
+        return False
+    # With the command echoed, two counter lines are enough; a headerless dump must be
+    # mostly "identifier: integer" lines (at least 4, and twice the other lines). Both are
+    # decided as soon as the lines left cannot change the answer.
+    command = _COMMAND.search(text) is not None
+    lines = text.splitlines()[:3000]
+    counters = other = 0
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("```"):
+            if _COUNTER.match(line):
+                counters += 1
+                if command and counters >= 2:
+                    return True
+            else:
+                other += 1
+        if not command and counters + (len(lines) - i - 1) < max(4, 2 * other):
+            return False  # even if every line left were a counter
+    if command:
+        return False  # fewer than two counter lines (4 would have returned above)
+    return counters >= 4 and counters >= 2 * other
+
+
+def parse(stream: BinaryIO) -> EthtoolStatsResult:
+    reader = LineReader(stream)
+    state = _State()
+    for line in reader:
+        state.feed(line)
+    if not state.buffer.rows:
+        message = "no ethtool -S counters (name: value lines) found"
+        if state.failures:
+            message += f"; the file says: {state.failures[0]}"
+        raise ParseError(message)
+    return state.result(reader.repair_warnings())
+
+
+class _State:
+    def __init__(self) -> None:
+        self.buffer = SampleBuffer()
+        self.snapshots: list[dict[str, Any]] = []
+        self.current: dict[str, Any] | None = None
+        self.seen: set[str] = set()
+        self.pending: dict[str, Any] = {"host": None, "device": None, "label": None, "time": None}
+        self.drivers: dict[str | None, dict[str, str]] = {}
+        self.failures: list[str] = []
+        self.info_device: str | None = None  # from "ethtool -i <dev>"
+
+    def feed(self, line: str) -> None:
+        counter = _COUNTER.match(line)
+        if counter:
+            self._counter(counter["name"], int(counter["value"]))
+            return
+        stripped = line.strip().strip("`").strip()
+        if not stripped or set(stripped) <= set("-=_*#~ "):
+            return
+        command = _COMMAND.search(line)
+        shell = prompt(line)
+        if command:
+            self._close()
+            self.pending["device"] = command["dev"]
+            if shell and shell[0]:
+                self.pending["host"] = shell[0]
+            return
+        info_command = _INFO_COMMAND.search(line)
+        if info_command:
+            self.info_device = info_command["dev"]
+        if shell is not None:
+            if shell[0]:
+                self.pending["host"] = shell[0]  # another command on the same host
+            if shell[0] or info_command:
+                return
+        if stripped.startswith("NIC statistics"):
+            self._close()
+            return
+        info = _DRIVER_INFO.match(stripped)
+        if info:
+            self._driver_info(info["key"], info["value"])
+            return
+        if _FAILURE.search(stripped):
+            self.failures.append(stripped[:200])
+            return
+        self._text(stripped)
+
+    def _text(self, text: str) -> None:
+        """A line of prose: a time, an interface name ("eth1:", "=== ib0 ==="), or a label
+        such as "Before benchmarking:"."""
+        stamp = find_timestamp(text)
+        if stamp and len(text) < 60:
+            self._close()
+            self.pending["time"] = stamp[0]
+            return
+        label = text.strip("=#*-:[] \t")
+        if _INTERFACE.match(label):
+            self._close()
+            self.pending["device"] = label
+        elif 0 < len(label) <= 80:
+            self._close()
+            self.pending["label"] = label
+
+    def _counter(self, name: str, value: int) -> None:
+        if self.current is None or name in self.seen:
+            self._open()
+        assert self.current is not None
+        self.seen.add(name)
+        self.current["counters"] += 1
+        self.buffer.add(
+            CounterSample(
+                host=self.current["host"],
+                device=self.current["device"],
+                port=None,
+                counter=name,
+                value=value,
+                unit=counter_unit(name),
+                captured_at=self.current["captured_at"],
+                snapshot=self.current["index"],
+            )
+        )
+
+    def _open(self) -> None:
+        self._close()
+        previous = self.snapshots[-1] if self.snapshots else None
+        # A repeated counter without any header: same NIC, next reading.
+        device = self.pending["device"] or (previous["device"] if previous else None)
+        host = self.pending["host"] or (previous["host"] if previous else None)
+        self.current = {
+            "index": len(self.snapshots),
+            "host": host,
+            "device": device,
+            "label": self.pending["label"],
+            "captured_at": self.pending["time"],
+            "counters": 0,
+        }
+        self.snapshots.append(self.current)
+        self.pending.update(device=None, label=None, time=None)
+        self.pending["host"] = host
+
+    def _close(self) -> None:
+        if self.current is not None:
+            self.current = None
+            self.seen = set()
+
+    def _driver_info(self, key: str, value: str) -> None:
+        device = self.info_device or self.pending["device"]
+        if device is None and self.snapshots:
+            device = self.snapshots[-1]["device"]
+        self.drivers.setdefault(device, {})[key] = value
+
+    def result(self, warnings: list[str]) -> EthtoolStatsResult:
+        warnings = warnings + self.buffer.warnings()
+        if self.failures:
+            warnings.append(f"ethtool reported: {self.failures[0]}")
+        if any(s["device"] is None for s in self.snapshots):
+            warnings.append("some snapshots do not name their NIC (no 'ethtool -S <dev>' line)")
+        return EthtoolStatsResult(
+            snapshots=tuple(
+                Snapshot(
+                    s["index"], s["host"], s["device"], s["label"], s["captured_at"], s["counters"]
+                )
+                for s in self.snapshots
+            ),
+            samples=tuple(self.buffer.rows),
+            drivers=tuple(
+                DriverInfo(
+                    device=device,
+                    driver=info.get("driver"),
+                    version=info.get("version"),
+                    firmware=info.get("firmware-version"),
+                    bus_info=info.get("bus-info"),
+                )
+                for device, info in self.drivers.items()
+                if "driver" in info or "firmware-version" in info
+            ),
+            warnings=tuple(warnings),
+        )

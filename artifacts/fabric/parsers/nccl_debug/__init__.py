@@ -1,0 +1,1106 @@
+"""NCCL_DEBUG=INFO|TRACE|WARN logs, and the PyTorch ProcessGroupNCCL errors around them.
+
+A log line looks like ``host:pid:tid [cudaDev] NCCL INFO <message>``. Real files add a lot
+around that: launcher prefixes (``0: ``, ``[1,0]<stdout>:``, ``[rank3]:``), timestamps
+(NCCL >= 2.26 puts ``[%F %T] `` before WARN lines; log shippers prepend ISO times), patched
+NCCL builds that print ``func, line`` before ``NCCL INFO``, and lines of several ranks
+garbled into one. So the parser *searches* for every ``host:pid:tid ... NCCL LEVEL`` header
+on a line and reads each piece on its own.
+
+Messages are attributed to ranks through the ``comm 0x... rank R`` lines: a thread that
+printed a comm line speaks for that comm; otherwise the (host, pid, cudaDev) of the line
+maps to the rank of the largest communicator seen there (the world rank).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, BinaryIO
+
+from artifacts.fabric.parsers.nccl_debug.model import (
+    AlgoChoice,
+    CollectiveCalls,
+    CollectiveTimeout,
+    CommRank,
+    EnvSetting,
+    GraphSearch,
+    HostInfo,
+    NcclDebugResult,
+    NcclEvent,
+    NcclVersion,
+    NetDevice,
+    PathGroup,
+    RingNeighbor,
+    RingOrder,
+    SocketDevice,
+    TreeLink,
+    TuningEntry,
+)
+from artifacts.fabric.parsers.torch_nccl_errors import TorchError, recognise
+from artifacts.fabric.parsers.torch_nccl_errors import launcher_rank as launcher_rank_of
+from artifacts.parsers.base import ParseError
+from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
+
+KIND = "nccl_debug"
+LABEL = "NCCL debug log (NCCL_DEBUG)"
+VERSION = 1
+
+# Bounds on what one file may add to the result, so memory stays flat on huge logs.
+MAX_EVENTS = 10_000
+MAX_ITEMS = 50_000
+MAX_ENV = 2_000
+
+_HEADER = re.compile(
+    # A host starts at a word boundary (not after a letter, digit, "_" or "."): besides being
+    # right, this keeps the scan linear instead of retrying every suffix of every word.
+    r"(?<![\w.])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+)[ \t]+"
+    r"(?:\[(?P<dev>\d+)\][ \t]+)?"
+    # Patched builds print "func, 123 " here, WARN lines "file.cc:123 ", TRACE "12.3 f:1 ".
+    # A token that is itself a host:pid:tid is never part of it (timestamps like 12:00:00).
+    r"(?P<mid>(?:(?![\w.\-]+:\d+:\d+\s)\S+[ \t]+){0,4}?)"
+    r"NCCL (?P<level>INFO|WARN|TRACE|CALL|ABORT|ERROR)\b ?"
+)
+_PARTIAL_HEADER = re.compile(r"[A-Za-z0-9][\w.\-]*:\d+:\d+[ \t]")
+
+_VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+[\w.\-]*)(?:\+(?P<build>\S+))?")
+_ENV_NCCL = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)\s*$")
+_ENV_COMMAND = re.compile(r"(?<![\w$\"'])(?P<name>NCCL_[A-Z0-9_]+)=(?P<value>[^\s'\"\\;,]*)")
+_COMM_STATE = re.compile(
+    r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nranks (?P<nranks>\d+)"
+    r"(?: cudaDev (?P<cuda>-?\d+))?(?: nvmlDev (?P<nvml>-?\d+))?(?: busId (?P<bus>[0-9a-fA-F]+))?"
+    r"(?P<rest>.*?) - (?P<what>Init|Destroy|Abort) (?P<state>COMPLETE|START)"
+)
+_COMM_TOPO = re.compile(
+    r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nRanks (?P<nranks>\d+)"
+    r" nNodes (?P<nnodes>\d+) localRanks (?P<lranks>\d+) localRank (?P<lrank>\d+)"
+)
+_COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")
+_INIT_TIMINGS = re.compile(
+    r"Init timings(?: - \w+)?: rank (?P<rank>\d+) nranks (?P<nranks>\d+) total (?P<total>[\d.]+)"
+    r"(?: \((?P<phases>[^)]*)\))?"
+)
+_PHASE = re.compile(r"(\w+) ([\d.]+)")
+_CHANNEL_COUNTS = re.compile(
+    r"(?P<coll>\d+) coll channels, (?:(?P<collnet>\d+) collnet channels, )?"
+    r"(?:(?P<nvls>\d+) nvls channels, )?(?P<p2p>\d+) p2p channels, "
+    r"(?P<peer>\d+) p2p channels per peer"
+)
+_PATH = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/\d+)? : (?P<src>\d+)(?:\[(?P<sdev>\d+)\])? -> "
+    r"(?P<dst>\d+)(?:\[(?P<ddev>\d+)\])?(?: \[(?P<dir>send|receive)\])? via (?P<via>.+?)\s*$"
+)
+_RING_ORDER = re.compile(
+    r"^(?:Channel|Ring) (?P<ch>\d+)(?:/(?P<n>\d+))? :(?P<ranks>(?: +\d+)+)\s*$"
+)
+_RING_NEIGHBOR = re.compile(
+    r"^Ring (?P<ch>\d+) : (?P<prev>-?\d+) -> (?P<rank>\d+) -> (?P<next>-?\d+)\s*$"
+)
+_TREES = re.compile(r"\[(?P<ch>\d+)\] (?P<down>-?\d+(?:/-?\d+)*)->(?P<rank>\d+)->(?P<up>-?\d+)")
+_TREE = re.compile(
+    r"^Tree (?P<ch>\d+) : (?P<up>-?\d+) -> (?P<rank>\d+) -> (?P<down>-?\d+(?:/-?\d+)*)\s*$"
+)
+_GRAPH = re.compile(
+    r"^Pattern (?P<pattern>\d+), crossNic (?P<cross>\d+), nChannels (?P<n>\d+), "
+    r"bw (?P<intra>[\d.]+)/(?P<inter>[\d.]+), type (?P<ti>[^/\s]+)/(?P<te>\S+?), "
+    r"sameChannels (?P<same>\d+)"
+)
+_ALGO = re.compile(
+    r"^(?:(?P<coll>\w+): )?(?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) proto (?P<proto>\w+)"
+    r"(?: channel\{Lo\.\.Hi\}=\{(?P<lo>\d+)\.\.(?P<hi>\d+)\})?"
+)
+_COLL = re.compile(
+    r"^(?P<coll>\w+): opCount \w+ sendbuff \S+ recvbuff \S+ count (?P<count>\d+) "
+    r"datatype (?P<dt>\d+)"
+)
+_IB_USING = re.compile(r"\[(?P<i>\d+)\](?P<name>[^:\s\[]+):(?P<port>\d+)/(?P<ll>\w+)")
+_IB_DEVICE = re.compile(
+    r"^NET/IB ?: \[(?P<i>\d+)\] (?P<name>[^:\s]+):[^:\s]*:(?P<port>\d+)/(?P<ll>\w+)"
+    r"(?: provider=\S+)? speed=(?P<speed>\d+)"
+)
+_OOB = re.compile(r"OOB (\S+?)(?:<\d+>)?(?:\s|$)")
+_VDEV = re.compile(r"Made virtual device \[\d+\] name=(?P<name>\S+) speed=(?P<speed>\d+)")
+_SOCKET_USING = re.compile(r"\[(?P<i>\d+)\](?P<ifc>[^:\s\[]+):(?P<addr>\S+?)(?:<\d+>)?(?=\s|$)")
+_GDR = re.compile(
+    r"GPU Direct RDMA (?P<state>Enabled|Disabled) for (?:GPU \S+ / )?HCA (?P<i>\d+)"
+    r"(?: '(?P<name>[^']+)')?"
+)
+_ERROR_TRACE = re.compile(r"^[\w/.\-]+\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+")
+_SOURCE = re.compile(r"[\w/.\-]+\.(?:cc|c|h|cu|cpp|hpp):\d+")
+
+_ALGO_NAMES = {
+    "0": "TREE",
+    "1": "RING",
+    "2": "COLLNET_DIRECT",
+    "3": "COLLNET_CHAIN",
+    "4": "NVLS",
+    "5": "NVLS_TREE",
+    "6": "PAT",
+}
+_PROTO_NAMES = {"0": "LL", "1": "LL128", "2": "SIMPLE"}
+_DATATYPES = {
+    "0": "int8",
+    "1": "uint8",
+    "2": "int32",
+    "3": "uint32",
+    "4": "int64",
+    "5": "uint64",
+    "6": "float16",
+    "7": "float32",
+    "8": "float64",
+    "9": "bfloat16",
+    "10": "float8e4m3",
+    "11": "float8e5m2",
+}
+_TABLE_ALGOS = {
+    "Tree": "TREE",
+    "Ring": "RING",
+    "CollNetDirect": "COLLNET_DIRECT",
+    "CollNetChain": "COLLNET_CHAIN",
+    "NVLS": "NVLS",
+    "NVLSTree": "NVLS_TREE",
+    "PAT": "PAT",
+}
+_TUNING_COLLECTIVES = {"Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"}
+_STATUS_ORDER = {"started": 0, "complete": 1, "destroyed": 2, "aborted": 2}
+
+
+def accepts(name: str, head: bytes) -> bool:
+    """Sniff for NCCL debug headers or PyTorch NCCL watchdog/backend errors."""
+    text = head_text(head)
+    if text.lstrip("\ufeff \t\r\n").startswith(("{", "[{", "<")):
+        return False  # JSON traces and XML dumps are other kinds, even if they quote NCCL lines
+    for line in text.splitlines()[:5000]:
+        if "NCCL " in line and _HEADER.search(line):
+            return True
+        if "WorkNCCL(" in line or "DistBackendError" in line or "ProcessGroupNCCL" in line:
+            return True
+    return False
+
+
+def parse(stream: BinaryIO) -> NcclDebugResult:
+    reader = LineReader(stream)
+    state = _State()
+    for text in reader:
+        state.feed(text, reader.line_no)
+    if not state.nccl_lines and not state.events:
+        raise ParseError(
+            "no NCCL_DEBUG lines (host:pid:tid [dev] NCCL INFO ...) nor PyTorch NCCL errors found"
+        )
+    return state.result(reader.repair_warnings())
+
+
+class _Segment:
+    """One ``host:pid:tid [dev] ... NCCL LEVEL message`` piece of a physical line."""
+
+    __slots__ = ("dev", "host", "level", "mid", "msg", "pid", "tid")
+
+    def __init__(
+        self, host: str, pid: int, tid: int, dev: int | None, level: str, mid: str, msg: str
+    ):
+        self.host = host
+        self.pid = pid
+        self.tid = tid
+        self.dev = dev
+        self.level = level
+        self.mid = mid
+        self.msg = msg
+
+
+class _Host:
+    """Mutable per-host accumulator, frozen into HostInfo at the end."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.pids: set[int] = set()
+        self.cuda_driver: int | None = None
+        self.transports: list[str] = []
+        self.plugin: str | None = None
+        self.ofi_provider: str | None = None
+        self.ib_devices: dict[str, dict[str, Any]] = {}
+        self.ib_found: bool | None = None
+        self.relaxed_ordering: bool | None = None
+        self.oob: str | None = None
+        self.sockets: dict[str, SocketDevice] = {}
+        self.bootstrap: str | None = None
+        self.gdr_on: set[str] = set()
+        self.gdr_off: set[str] = set()
+        self.gdrdma_paths = False
+        self.vdev_speed: dict[str, int] = {}
+
+    def freeze(self) -> HostInfo:
+        gdr: bool | None = None
+        if self.gdr_on or self.gdrdma_paths:
+            gdr = True
+        elif self.gdr_off:
+            gdr = False
+        devices = tuple(
+            NetDevice(
+                d["index"],
+                name,
+                d["port"],
+                d["link_layer"],
+                d["speed"] or self.vdev_speed.get(name),
+            )
+            for name, d in sorted(self.ib_devices.items(), key=lambda kv: (kv[1]["index"], kv[0]))
+        )
+        return HostInfo(
+            host=self.name,
+            pids=tuple(sorted(self.pids)),
+            cuda_driver_version=self.cuda_driver,
+            transports=tuple(self.transports),
+            plugin=self.plugin,
+            ofi_provider=self.ofi_provider,
+            ib_devices=devices,
+            ib_device_found=self.ib_found,
+            relaxed_ordering=self.relaxed_ordering,
+            oob_interface=self.oob,
+            socket_devices=tuple(sorted(self.sockets.values(), key=lambda s: s.index)),
+            bootstrap_interface=self.bootstrap,
+            gdr=gdr,
+            gdr_enabled_hcas=tuple(sorted(self.gdr_on)),
+            gdr_disabled_hcas=tuple(sorted(self.gdr_off - self.gdr_on)),
+        )
+
+
+class _State:
+    """Everything collected so far; ``feed`` one physical line at a time."""
+
+    def __init__(self) -> None:
+        self.nccl_lines = 0
+        self.garbled = 0
+        self.error_traces = 0
+        self.dropped = 0
+        self.known_hosts: set[str] = set()
+        self.hosts: dict[str, _Host] = {}
+        self.versions: dict[tuple[str | None, str, str | None], None] = {}
+        self.env: dict[tuple[str, str, str | None, str], None] = {}
+        self.comms: dict[tuple[str, int, str], dict[str, Any]] = {}
+        self.thread_comm: dict[tuple[str, int, int], str] = {}
+        self.pending_channels: dict[tuple[str, int, int], dict[str, int]] = {}
+        self.paths: dict[tuple[Any, ...], set[int]] = {}
+        self.path_devs: dict[tuple[Any, ...], tuple[int | None, int | None]] = {}
+        self.rings: dict[tuple[Any, ...], RingOrder] = {}
+        self.neighbors: dict[tuple[Any, ...], RingNeighbor] = {}
+        self.trees: dict[tuple[Any, ...], TreeLink] = {}
+        self.graphs: dict[GraphSearch, None] = {}
+        self.algos: dict[tuple[str | None, str, str], list[int]] = {}
+        self.colls: dict[tuple[str, str], list[int]] = {}
+        self.tuning: dict[tuple[str, str, str], TuningEntry] = {}
+        self.tuning_source: tuple[str, int, int] | None = None
+        self.tuning_columns: dict[tuple[str, int, int], tuple[list[str], list[str]]] = {}
+        self.events: list[dict[str, Any]] = []
+        self.event_index: dict[tuple[Any, ...], int] = {}
+        self.timeouts: dict[tuple[Any, ...], dict[str, Any]] = {}
+
+    # --- line level -------------------------------------------------------------------------
+
+    def feed(self, line: str, line_no: int) -> None:
+        first = _HEADER.search(line) if "NCCL " in line else None
+        if first is None:
+            if "NCCL INFO " in line and self._headless(line):
+                return
+            stamp = find_timestamp(line[:80])
+            self._foreign_line(line, line_no, stamp[0] if stamp else None)
+            return
+        time: str | None = None
+        start = 0
+        # Most lines start with their header: no prefix to read a time or a launcher from.
+        stamp = find_timestamp(line[: first.end()]) if first.start() else None
+        if stamp and stamp[1] < first.start():
+            time = stamp[0]
+            if stamp[2] > first.start():  # "...-07:00ip-10-1-2-3:79:79": the time ran into the host
+                start = stamp[2]
+        launcher_rank = launcher_rank_of(line) if first.start() else None
+        # Slice rather than offset: the look-behind must not see the timestamp's last digit.
+        segments = self._segments(line[start:] if start else line, 0)
+        if not segments:
+            self._foreign_line(line, line_no, time)
+            return
+        if len(segments) > 1:
+            self.garbled += 1
+        for segment in segments:
+            self.nccl_lines += 1
+            self._segment(segment, line_no, time, launcher_rank)
+
+    def _headless(self, line: str) -> bool:
+        """A piece whose header was cut off by another write: keep the host-free facts."""
+        msg = line.rsplit("NCCL INFO ", 1)[1].strip()
+        if " Bytes -> Algo " in msg:
+            self._algo_choice(msg)
+        elif " opCount " in msg:
+            self._collective_call(msg)
+        else:
+            return False
+        self.garbled += 1
+        return True
+
+    def _segments(self, line: str, start: int) -> list[_Segment]:
+        matches = list(_HEADER.finditer(line, start))
+        out: list[_Segment] = []
+        bounds: list[tuple[int, str]] = []
+        # A cut-off header before the first full one means another write was cut into.
+        broken = (
+            bool(matches)
+            and matches[0].start() > start
+            and _has_partial_header(line[start : matches[0].start()])
+        )
+        if broken:
+            self.garbled += len(matches) == 1
+        for i, m in enumerate(matches):
+            host, begin = m["host"], m.start()
+            if host not in self.known_hosts:
+                # Interleaved writes glue the tail of one rank's text to the next header
+                # ("cudaDev 0ljm:80356..."): prefer a host we already know as a suffix.
+                for known in self.known_hosts:
+                    glued = host[: len(host) - len(known)]
+                    if (
+                        glued
+                        and host.endswith(known)
+                        and _looks_glued(line, begin, glued, i, broken)
+                    ):
+                        begin += len(glued)
+                        host = known
+                        break
+            bounds.append((begin, host))
+        for i, m in enumerate(matches):
+            end = bounds[i + 1][0] if i + 1 < len(matches) else len(line)
+            host = bounds[i][1]
+            if i == 0:
+                self.known_hosts.add(host)
+            dev = int(m["dev"]) if m["dev"] is not None else None
+            msg = line[m.end() : end]
+            out.append(
+                _Segment(host, int(m["pid"]), int(m["tid"]), dev, m["level"], m["mid"].strip(), msg)
+            )
+        return out
+
+    def _segment(
+        self, seg: _Segment, line_no: int, time: str | None, launcher_rank: int | None
+    ) -> None:
+        host = self._host(seg.host)
+        host.pids.add(seg.pid)
+        if seg.level in ("WARN", "ERROR", "ABORT"):
+            source = _SOURCE.search(seg.mid)
+            details = {"level": seg.level, "source": source.group(0) if source else None}
+            self._event("nccl_warn", time, seg, line_no, seg.msg.strip(), details, launcher_rank)
+            return
+        if seg.level in ("CALL", "TRACE"):
+            return  # API call traces: volume without facts
+        self._info(seg, seg.msg, line_no, time, launcher_rank)
+
+    def _host(self, name: str) -> _Host:
+        host = self.hosts.get(name)
+        if host is None:
+            host = self.hosts[name] = _Host(name)
+        return host
+
+    # --- NCCL INFO messages -----------------------------------------------------------------
+
+    def _info(
+        self, seg: _Segment, raw: str, line_no: int, time: str | None, launcher: int | None
+    ) -> None:
+        msg = raw.strip()
+        if not msg:
+            return
+        head = msg[:12]
+        if " opCount " in msg:
+            self._collective_call(msg)
+        elif " Bytes -> Algo " in msg:
+            self._algo_choice(msg)
+        elif head.startswith(("Channel ", "Ring ")):
+            self._channel_line(seg, msg)
+        elif head.startswith(("Trees", "Tree ")):
+            self._tree_line(seg, msg)
+        elif "|" in msg:
+            self._tuning_row(seg, raw)
+        elif msg.startswith(("NET/", "Using network", "Bootstrap", "Initialized NET", "NET ")):
+            self._network(seg, msg)
+        elif "comm 0x" in msg:
+            self._comm_line(seg, msg, line_no, time, launcher)
+        elif msg.startswith("NCCL version"):
+            self._version(seg.host, msg)
+        elif msg.startswith("NCCL_"):
+            self._nccl_env(seg.host, msg)
+        elif msg.startswith("Init timings"):
+            self._init_timings(seg, msg)
+        elif msg.startswith("cudaDriverVersion"):
+            self._cuda_driver(seg.host, msg)
+        elif msg.startswith("Pattern "):
+            self._graph(seg.host, msg)
+        elif " coll channels, " in msg:
+            self._channel_counts(seg, msg)
+        elif _ERROR_TRACE.match(msg):
+            self.error_traces += 1
+
+    def _version(self, host: str | None, msg: str) -> None:
+        match = _VERSION.search(msg)
+        if match:
+            self.versions.setdefault((host, match["v"], match["build"]), None)
+
+    def _nccl_env(self, host: str, msg: str) -> None:
+        match = _ENV_NCCL.match(msg)
+        if match:
+            self._add_env(match["name"], _clean_env_value(match["value"]), host, "nccl")
+
+    def _add_env(self, name: str, value: str, host: str | None, source: str) -> None:
+        if len(self.env) < MAX_ENV:
+            self.env.setdefault((name, value, host, source), None)
+        else:
+            self.dropped += 1
+
+    def _cuda_driver(self, host: str, msg: str) -> None:
+        parts = msg.split()
+        if len(parts) >= 2 and parts[1].isdigit():
+            self._host(host).cuda_driver = int(parts[1])
+
+    def _network(self, seg: _Segment, msg: str) -> None:
+        host = self._host(seg.host)
+        if msg.startswith("Using network "):
+            name = msg[len("Using network ") :].strip()
+            if name and name not in host.transports:
+                host.transports.append(name)
+        elif msg.startswith("Bootstrap"):
+            parts = msg.split("Using ", 1)
+            if len(parts) == 2 and parts[1].strip():
+                host.bootstrap = re.sub(r"<\d+>$", "", parts[1].split()[0])
+        elif msg.startswith("NET/IB"):
+            self._net_ib(host, msg)
+        elif msg.startswith("NET/Socket"):
+            if "Using " in msg:
+                for m in _SOCKET_USING.finditer(msg.split("Using ", 1)[1]):
+                    host.sockets[m["ifc"]] = SocketDevice(int(m["i"]), m["ifc"], m["addr"])
+        elif msg.startswith("NET/Plugin"):
+            _plugin_line(host, msg)
+        elif msg.startswith("NET/OFI"):
+            _ofi_line(host, msg)
+
+    def _net_ib(self, host: _Host, msg: str) -> None:
+        if "No device found" in msg:
+            host.ib_found = False
+            return
+        gdr = _GDR.search(msg)
+        if gdr:
+            name = gdr["name"] or f"HCA {gdr['i']}"
+            (host.gdr_on if gdr["state"] == "Enabled" else host.gdr_off).add(name)
+            return
+        vdev = _VDEV.search(msg)
+        if vdev:
+            host.vdev_speed.setdefault(vdev["name"], int(vdev["speed"]))
+            return
+        detail = _IB_DEVICE.match(msg)
+        if detail:
+            entry = self._ib_entry(
+                host, detail["name"], int(detail["i"]), int(detail["port"]), detail["ll"]
+            )
+            entry["speed"] = int(detail["speed"])
+            return
+        if " Using " in msg or msg.startswith("NET/IB : Using"):
+            body = msg.split("Using", 1)[1]
+            for m in _IB_USING.finditer(body.split(";")[0]):
+                self._ib_entry(host, m["name"], int(m["i"]), int(m["port"]), m["ll"])
+            host.ib_found = True if host.ib_found is None else host.ib_found
+            host.relaxed_ordering = "[RO]" in body
+            oob = _OOB.search(body)
+            if oob:
+                host.oob = oob.group(1)
+
+    @staticmethod
+    def _ib_entry(host: _Host, name: str, index: int, port: int, link_layer: str) -> dict[str, Any]:
+        entry = host.ib_devices.setdefault(
+            name, {"index": index, "port": port, "link_layer": link_layer, "speed": None}
+        )
+        entry.update(index=index, port=port, link_layer=link_layer)
+        return entry
+
+    def _comm_line(
+        self, seg: _Segment, msg: str, line_no: int, time: str | None, launcher: int | None
+    ) -> None:
+        state = _COMM_STATE.search(msg)
+        if state:
+            self._comm_state(seg, state, msg, line_no, time, launcher)
+            return
+        topo = _COMM_TOPO.search(msg)
+        if topo:
+            comm = self._comm(seg, topo["comm"], int(topo["rank"]), int(topo["nranks"]))
+            if comm is not None:
+                comm.update(
+                    nnodes=int(topo["nnodes"]),
+                    local_ranks=int(topo["lranks"]),
+                    local_rank=int(topo["lrank"]),
+                )
+            return
+        creating = re.search(r"comm (0x[0-9a-fA-F]+) rank (\d+)", msg)
+        if creating:  # "UDS: Creating service thread comm 0x... rank 2": binds the thread
+            self.thread_comm[(seg.host, seg.pid, seg.tid)] = creating.group(1)
+
+    def _comm(self, seg: _Segment, address: str, rank: int, nranks: int) -> dict[str, Any] | None:
+        key = (seg.host, seg.pid, address)
+        comm = self.comms.get(key)
+        if comm is None:
+            if len(self.comms) >= MAX_ITEMS:
+                self.dropped += 1
+                return None
+            comm = self.comms[key] = {
+                "host": seg.host,
+                "pid": seg.pid,
+                "comm": address,
+                "comm_id": None,
+                "rank": rank,
+                "nranks": nranks,
+                "cuda_dev": seg.dev,
+                "nvml_dev": None,
+                "bus_id": None,
+                "status": "started",
+                "nnodes": None,
+                "local_rank": None,
+                "local_ranks": None,
+                "channels": {},
+                "init_seconds": None,
+                "init_phases": {},
+            }
+        thread = (seg.host, seg.pid, seg.tid)
+        self.thread_comm[thread] = address
+        pending = self.pending_channels.pop(thread, None)
+        if pending and not comm["channels"]:
+            comm["channels"] = pending
+        return comm
+
+    def _comm_state(
+        self,
+        seg: _Segment,
+        m: re.Match[str],
+        msg: str,
+        line_no: int,
+        time: str | None,
+        launcher: int | None,
+    ) -> None:
+        comm = self._comm(seg, m["comm"], int(m["rank"]), int(m["nranks"]))
+        if comm is None:
+            return
+        if m["cuda"] is not None:
+            comm["cuda_dev"] = int(m["cuda"])
+        if m["nvml"] is not None:
+            comm["nvml_dev"] = int(m["nvml"])
+        if m["bus"] is not None:
+            comm["bus_id"] = m["bus"]
+        comm_id = _COMM_ID.search(m["rest"])
+        if comm_id:
+            comm["comm_id"] = comm_id.group(1)
+        status = {"Init": "complete", "Destroy": "destroyed", "Abort": "aborted"}[m["what"]]
+        if m["state"] == "START":
+            status = "started"
+        if _STATUS_ORDER[status] >= _STATUS_ORDER[comm["status"]]:
+            comm["status"] = status
+        if m["state"] == "COMPLETE":
+            kind = {"Init": "comm_init", "Destroy": "comm_destroy", "Abort": "comm_abort"}[
+                m["what"]
+            ]
+            details = {"comm": m["comm"], "nranks": int(m["nranks"])}
+            self._event(kind, time, seg, line_no, msg, details, launcher, rank=int(m["rank"]))
+
+    def _init_timings(self, seg: _Segment, msg: str) -> None:
+        m = _INIT_TIMINGS.search(msg)
+        if not m:
+            return
+        rank, nranks = int(m["rank"]), int(m["nranks"])
+        address = self.thread_comm.get((seg.host, seg.pid, seg.tid))
+        comm = self.comms.get((seg.host, seg.pid, address)) if address else None
+        if comm is None or comm["rank"] != rank:
+            comm = next(
+                (
+                    c
+                    for c in reversed(self.comms.values())
+                    if c["host"] == seg.host
+                    and c["pid"] == seg.pid
+                    and c["rank"] == rank
+                    and c["nranks"] == nranks
+                ),
+                None,
+            )
+        if comm is None:
+            return
+        comm["init_seconds"] = float(m["total"])
+        comm["init_phases"] = {k: float(v) for k, v in _PHASE.findall(m["phases"] or "")}
+
+    def _channel_counts(self, seg: _Segment, msg: str) -> None:
+        m = _CHANNEL_COUNTS.search(msg)
+        if not m:
+            return
+        counts = {
+            k: int(v)
+            for k, v in (
+                ("coll", m["coll"]),
+                ("collnet", m["collnet"]),
+                ("nvls", m["nvls"]),
+                ("p2p", m["p2p"]),
+                ("p2p_per_peer", m["peer"]),
+            )
+            if v is not None
+        }
+        thread = (seg.host, seg.pid, seg.tid)
+        address = self.thread_comm.get(thread)
+        comm = self.comms.get((seg.host, seg.pid, address)) if address else None
+        if comm is not None:
+            comm["channels"] = counts
+        else:  # older NCCL prints the counts before the comm line of this thread
+            self.pending_channels[thread] = counts
+
+    def _channel_line(self, seg: _Segment, msg: str) -> None:
+        path = _PATH.match(msg)
+        if path:
+            self._path(seg, path)
+            return
+        order = _RING_ORDER.match(msg)
+        if order:
+            comm = self.thread_comm.get((seg.host, seg.pid, seg.tid))
+            ranks = tuple(int(r) for r in order["ranks"].split())
+            key = (seg.host, comm, int(order["ch"]), ranks)
+            nchannels = int(order["n"]) if order["n"] else None
+            self._bounded_put(
+                self.rings, key, RingOrder(seg.host, comm, int(order["ch"]), nchannels, ranks)
+            )
+            return
+        neighbor = _RING_NEIGHBOR.match(msg)
+        if neighbor:
+            comm = self.thread_comm.get((seg.host, seg.pid, seg.tid))
+            rank, channel = int(neighbor["rank"]), int(neighbor["ch"])
+            item = RingNeighbor(
+                seg.host, comm, rank, channel, int(neighbor["prev"]), int(neighbor["next"])
+            )
+            self._bounded_put(self.neighbors, (seg.host, seg.pid, comm, rank, channel), item)
+
+    def _path(self, seg: _Segment, m: re.Match[str]) -> None:
+        via = m["via"]
+        key = (seg.host, int(m["src"]), int(m["dst"]), m["dir"], via)
+        channels = self.paths.get(key)
+        if channels is None:
+            if len(self.paths) >= MAX_ITEMS:
+                self.dropped += 1
+                return
+            channels = self.paths[key] = set()
+            sdev = int(m["sdev"]) if m["sdev"] is not None else None
+            ddev = int(m["ddev"]) if m["ddev"] is not None else None
+            self.path_devs[key] = (sdev, ddev)
+        channels.add(int(m["ch"]))
+        if "GDRDMA" in via:
+            self._host(seg.host).gdrdma_paths = True
+
+    def _tree_line(self, seg: _Segment, msg: str) -> None:
+        comm = self.thread_comm.get((seg.host, seg.pid, seg.tid))
+        if msg.startswith("Trees"):
+            for m in _TREES.finditer(msg):
+                down = tuple(int(d) for d in m["down"].split("/") if int(d) >= 0)
+                self._tree(seg, comm, int(m["rank"]), int(m["ch"]), int(m["up"]), down)
+            return
+        single = _TREE.match(msg)
+        if single:
+            down = tuple(int(d) for d in single["down"].split("/") if int(d) >= 0)
+            self._tree(seg, comm, int(single["rank"]), int(single["ch"]), int(single["up"]), down)
+
+    def _tree(
+        self,
+        seg: _Segment,
+        comm: str | None,
+        rank: int,
+        channel: int,
+        up: int,
+        down: tuple[int, ...],
+    ) -> None:
+        key = (seg.host, seg.pid, comm, rank, channel)
+        if key not in self.trees:
+            self._bounded_put(self.trees, key, TreeLink(seg.host, comm, rank, channel, up, down))
+
+    def _graph(self, host: str, msg: str) -> None:
+        m = _GRAPH.match(msg)
+        if m and len(self.graphs) < MAX_ITEMS:
+            graph = GraphSearch(
+                host,
+                int(m["pattern"]),
+                int(m["cross"]),
+                int(m["n"]),
+                float(m["intra"]),
+                float(m["inter"]),
+                m["ti"],
+                m["te"],
+                int(m["same"]),
+            )
+            self.graphs.setdefault(graph, None)
+
+    def _algo_choice(self, msg: str) -> None:
+        m = _ALGO.match(msg)
+        if not m:
+            return
+        algo = _ALGO_NAMES.get(m["algo"], m["algo"].upper())
+        proto = _PROTO_NAMES.get(m["proto"], m["proto"].upper())
+        nbytes = int(m["bytes"])
+        channels = int(m["hi"]) - int(m["lo"]) + 1 if m["lo"] is not None else None
+        entry = self.algos.setdefault((m["coll"], algo, proto), [0, nbytes, nbytes, -1])
+        entry[0] += 1
+        entry[1] = min(entry[1], nbytes)
+        entry[2] = max(entry[2], nbytes)
+        if channels is not None:
+            entry[3] = max(entry[3], channels)
+
+    def _collective_call(self, msg: str) -> None:
+        m = _COLL.match(msg)
+        if not m:
+            return
+        count = int(m["count"])
+        entry = self.colls.setdefault(
+            (m["coll"], _DATATYPES.get(m["dt"], m["dt"])), [0, count, count]
+        )
+        entry[0] += 1
+        entry[1] = min(entry[1], count)
+        entry[2] = max(entry[2], count)
+
+    def _tuning_row(self, seg: _Segment, raw: str) -> None:
+        cells = [c.strip() for c in raw.split("|")]
+        if len(cells) < 2:
+            return
+        thread = (seg.host, seg.pid, seg.tid)
+        label = cells[0]
+        if label == "Algorithm":
+            if self.tuning_source is None:
+                self.tuning_source = thread
+            algos = [_TABLE_ALGOS.get(c, c.upper()) for c in cells[1:] if c]
+            self.tuning_columns[thread] = (algos, [])
+        elif label == "Protocol" and thread in self.tuning_columns:
+            self.tuning_columns[thread][1][:] = [c.upper() for c in cells[1:] if c]
+        elif label in _TUNING_COLLECTIVES and thread == self.tuning_source:
+            algos, protos = self.tuning_columns.get(thread, ([], []))
+            values = [c for c in cells[1:] if c]
+            for i, value in enumerate(values[: len(algos) * 3]):
+                if i >= len(protos) or "/" not in value:
+                    break
+                lat, _, bw = value.partition("/")
+                try:
+                    entry = TuningEntry(
+                        seg.host, label, algos[i // 3], protos[i], float(lat), float(bw)
+                    )
+                except ValueError:
+                    continue
+                self.tuning.setdefault((label, entry.algorithm, entry.protocol), entry)
+
+    # --- lines without an NCCL header -------------------------------------------------------
+
+    def _foreign_line(self, line: str, line_no: int, time: str | None) -> None:
+        if "NCCL_" in line and "=" in line and "for details" not in line:
+            for m in _ENV_COMMAND.finditer(line):
+                self._add_env(m["name"], _clean_env_value(m["value"]), None, "command")
+        if "NCCL version" in line and "error" not in line.lower():
+            bare = _VERSION.search(line)
+            if bare and bare.start() < 40:
+                self._version(None, line)  # NCCL_DEBUG=VERSION prints the line without a header
+                return
+        error = recognise(line)
+        if error is not None:
+            self._torch_error(error, line_no, time)
+
+    def _torch_error(self, error: TorchError, line_no: int, time: str | None) -> None:
+        if error.kind == "watchdog_timeout":
+            self._group_timeout(error)
+        key = (error.kind, error.rank, *error.identity)
+        if key in self.event_index:
+            return  # PyTorch repeats the same error in the exception text and its "what():"
+        if len(self.events) >= MAX_EVENTS:
+            self.dropped += 1
+            return
+        self.event_index[key] = len(self.events)
+        self.events.append(
+            {
+                "kind": error.kind,
+                "time": time,
+                "host": None,
+                "rank": error.rank,
+                "text": error.text,
+                "pid": None,
+                "line": line_no,
+                "details": error.details,
+                "_thread": None,
+                "_dev": None,
+                "_launcher": error.rank,
+            }
+        )
+
+    def _group_timeout(self, error: TorchError) -> None:
+        # Only some of PyTorch's lines name the process group, so group by collective and
+        # sequence number and collect the PG names that were seen.
+        details = error.details
+        key = (details["collective"], details["seq"], details["timeout_ms"])
+        group = self.timeouts.get(key)
+        if group is None:
+            if len(self.timeouts) >= MAX_ITEMS:
+                self.dropped += 1
+                return
+            group = self.timeouts[key] = {**details, "ranks": set(), "pgs": set(), "max_ran_ms": 0}
+        if error.rank is not None:
+            group["ranks"].add(error.rank)
+        if error.pg is not None:
+            group["pgs"].add(error.pg)
+        group["max_ran_ms"] = max(group["max_ran_ms"], details["ran_ms"])
+
+    # --- events -----------------------------------------------------------------------------
+
+    def _event(
+        self,
+        kind: str,
+        time: str | None,
+        seg: _Segment,
+        line_no: int,
+        text: str,
+        details: dict[str, Any],
+        launcher: int | None,
+        rank: int | None = None,
+    ) -> None:
+        key = (kind, seg.host, seg.pid, rank, text)
+        if key in self.event_index:  # the same WARN repeated: count it, don't flood the timeline
+            self.events[self.event_index[key]]["details"]["repeats"] += 1
+            return
+        if len(self.events) >= MAX_EVENTS:
+            self.dropped += 1
+            return
+        self.event_index[key] = len(self.events)
+        self.events.append(
+            {
+                "kind": kind,
+                "time": time,
+                "host": seg.host,
+                "rank": rank,
+                "text": text,
+                "pid": seg.pid,
+                "line": line_no,
+                "details": {**details, "repeats": 1},
+                "_thread": (seg.host, seg.pid, seg.tid),
+                "_dev": seg.dev,
+                "_launcher": launcher,
+            }
+        )
+
+    def _bounded_put(self, store: dict[Any, Any], key: Any, value: Any) -> None:
+        if key in store:
+            return
+        if len(store) >= MAX_ITEMS:
+            self.dropped += 1
+            return
+        store[key] = value
+
+    # --- result -----------------------------------------------------------------------------
+
+    def result(self, reader_warnings: list[str]) -> NcclDebugResult:
+        only_host = next(iter(self.hosts)) if len(self.hosts) == 1 else None
+        ranks = self._ranks()
+        versions = tuple(
+            NcclVersion(host if host is not None else only_host, version, build)
+            for host, version, build in self.versions
+        )
+        versions = tuple(dict.fromkeys(versions))
+        warnings = list(reader_warnings)
+        if self.garbled:
+            warnings.append(
+                f"{self.garbled} line(s) held interleaved output of several processes; "
+                "each piece was read on its own"
+            )
+        if self.dropped:
+            warnings.append(f"{self.dropped} item(s) beyond the per-file limits were not kept")
+        return NcclDebugResult(
+            hosts=tuple(h.freeze() for _, h in sorted(self.hosts.items())),
+            versions=tuple(
+                sorted(versions, key=lambda v: (v.host or "", v.version, v.build or ""))
+            ),
+            version_mismatch=len({v.version for v in versions}) > 1,
+            env=tuple(
+                EnvSetting(name, value, host, source)
+                for name, value, host, source in sorted(
+                    self.env, key=lambda k: (k[0], k[3], k[2] or "", k[1])
+                )
+            ),
+            nranks=max((r.nranks for r in ranks), default=None),
+            ranks=ranks,
+            paths=self._paths(),
+            rings=tuple(
+                sorted(
+                    self.rings.values(), key=lambda r: (r.host, r.comm or "", r.channel, r.ranks)
+                )
+            ),
+            ring_neighbors=tuple(
+                sorted(
+                    self.neighbors.values(), key=lambda r: (r.host, r.comm or "", r.rank, r.channel)
+                )
+            ),
+            trees=tuple(
+                sorted(self.trees.values(), key=lambda t: (t.host, t.comm or "", t.rank, t.channel))
+            ),
+            graphs=tuple(self.graphs),
+            algorithms=tuple(
+                AlgoChoice(coll, algo, proto, v[0], v[1], v[2], v[3] if v[3] >= 0 else None)
+                for (coll, algo, proto), v in sorted(
+                    self.algos.items(), key=lambda kv: tuple(x or "" for x in kv[0])
+                )
+            ),
+            collectives=tuple(
+                CollectiveCalls(coll, dt, v[0], v[1], v[2])
+                for (coll, dt), v in sorted(self.colls.items())
+            ),
+            tuning_model=tuple(self.tuning.values()),
+            timeouts=self._timeouts(),
+            events=self._events(only_host),
+            stats={
+                "nccl_lines": self.nccl_lines,
+                "garbled_lines": self.garbled,
+                "error_traces": self.error_traces,
+            },
+            warnings=tuple(warnings),
+        )
+
+    def _ranks(self) -> tuple[CommRank, ...]:
+        out = []
+        for c in self.comms.values():
+            out.append(CommRank(**{**c, "pci_address": _pci_address(c["bus_id"])}))
+        out.sort(key=lambda r: (-r.nranks, r.comm_id or "", r.rank, r.host, r.pid, r.comm))
+        return tuple(out)
+
+    def _paths(self) -> tuple[PathGroup, ...]:
+        out = []
+        for key, channels in self.paths.items():
+            host, src, dst, direction, via = key
+            sdev, ddev = self.path_devs[key]
+            transport = via.split("/", 1)[0].upper()
+            out.append(
+                PathGroup(
+                    host,
+                    src,
+                    sdev,
+                    dst,
+                    ddev,
+                    direction,
+                    transport,
+                    via,
+                    "GDRDMA" in via,
+                    tuple(sorted(channels)),
+                )
+            )
+        out.sort(key=lambda p: (p.host, p.src_rank, p.dst_rank, p.direction or "", p.via))
+        return tuple(out)
+
+    def _timeouts(self) -> tuple[CollectiveTimeout, ...]:
+        out = [
+            CollectiveTimeout(
+                pgs=tuple(sorted(g["pgs"])),
+                collective=g["collective"],
+                seq=g["seq"],
+                timeout_ms=g["timeout_ms"],
+                max_ran_ms=g["max_ran_ms"],
+                numel_in=g["numel_in"],
+                numel_out=g["numel_out"],
+                ranks=tuple(sorted(g["ranks"])),
+            )
+            for g in self.timeouts.values()
+        ]
+        out.sort(key=lambda t: (t.seq if t.seq is not None else -1, t.collective or "", t.pgs))
+        return tuple(out)
+
+    def _world_rank_hosts(self) -> dict[int | None, str]:
+        """rank -> host in the largest communicator, for PyTorch lines that name only a rank."""
+        largest = max((c["nranks"] for c in self.comms.values()), default=0)
+        found: dict[int | None, str] = {}
+        conflicting: set[int] = set()
+        for c in self.comms.values():
+            if c["nranks"] != largest:
+                continue
+            if found.setdefault(c["rank"], c["host"]) != c["host"]:
+                conflicting.add(c["rank"])
+        for rank in conflicting:
+            del found[rank]
+        return found
+
+    def _events(self, only_host: str | None) -> tuple[NcclEvent, ...]:
+        world: dict[tuple[str, int, int | None], tuple[int, int]] = {}
+        for c in self.comms.values():
+            key = (c["host"], c["pid"], c["cuda_dev"])
+            if key not in world or c["nranks"] > world[key][0]:
+                world[key] = (c["nranks"], c["rank"])
+        rank_host = self._world_rank_hosts()
+        out = []
+        for e in self.events:
+            rank = e["rank"]
+            if rank is None and e["_thread"] is not None:
+                address = self.thread_comm.get(e["_thread"])
+                comm = (
+                    self.comms.get((e["_thread"][0], e["_thread"][1], address)) if address else None
+                )
+                if comm is not None:
+                    rank = comm["rank"]
+                elif (e["host"], e["pid"], e["_dev"]) in world:
+                    rank = world[(e["host"], e["pid"], e["_dev"])][1]
+            if rank is None:
+                rank = e["_launcher"]
+            host = e["host"] if e["host"] is not None else rank_host.get(rank, only_host)
+            out.append(
+                NcclEvent(
+                    e["kind"], e["time"], host, rank, e["text"], e["pid"], e["line"], e["details"]
+                )
+            )
+        return tuple(out)
+
+
+# --- small helpers --------------------------------------------------------------------------
+
+
+def _plugin_line(host: _Host, msg: str) -> None:
+    lowered = msg.lower()
+    loaded = re.search(r"Loaded (?:net|coll) plugin (.+?)(?: \(v\d+\))?\s*$", msg)
+    external = re.search(r"[Ss]uccessfully loaded external plugin (\S+)", msg)
+    if loaded:
+        host.plugin = loaded.group(1)
+    elif external:
+        host.plugin = external.group(1)
+    elif host.plugin is None and any(
+        marker in lowered
+        for marker in ("using internal", "no plugin found", "could not find: libnccl-net")
+    ):
+        host.plugin = "internal"
+
+
+def _ofi_line(host: _Host, msg: str) -> None:
+    version = re.search(r"(?:Using|Initializing) (aws-ofi-nccl \S+)", msg)
+    provider = re.search(r"Selected [Pp]rovider is (\w+)", msg)
+    if version:
+        host.plugin = version.group(1)
+    elif host.plugin in (None, "internal"):
+        host.plugin = "aws-ofi-nccl"
+    if provider:
+        host.ofi_provider = provider.group(1)
+
+
+def _has_partial_header(prefix: str) -> bool:
+    if "NCCL" not in prefix and not _PARTIAL_HEADER.search(prefix):
+        return False
+    stamp = find_timestamp(prefix)  # "12:00:00 " in a time is not a host:pid:tid
+    return _PARTIAL_HEADER.search(prefix, stamp[2] if stamp else 0) is not None
+
+
+def _looks_glued(line: str, begin: int, glued: str, index: int, broken: bool) -> bool:
+    """Is ``glued`` (the part of a host name before a known host) debris of another write?
+
+    Only later pieces of a line, digits (the tail of a number), or text stuck to a
+    non-space character, or anything after a cut-off header, are treated so: a line that
+    starts with "gpu-node1:..." while
+    "node1" is known is a different host, not debris.
+    """
+    return index > 0 or broken or glued.isdigit() or (begin > 0 and not line[begin - 1].isspace())
+
+
+def _clean_env_value(value: str) -> str:
+    value = value.strip().strip("'\"")
+    # Some NCCL versions end the echo with a period ("... set by environment to 3.").
+    if value.endswith(".") and value[:-1].replace(".", "").isdigit():
+        value = value[:-1]
+    return value
+
+
+def _pci_address(bus_id: str | None) -> str | None:
+    """NCCL prints a PCI address as hex with the separators removed: 17000 -> 0000:17:00.0."""
+    if not bus_id:
+        return None
+    digits = bus_id.lower().zfill(9)
+    return f"{digits[:-5].zfill(4)[-8:]}:{digits[-5:-3]}:{digits[-3:-1]}.{digits[-1]}"

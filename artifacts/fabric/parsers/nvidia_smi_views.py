@@ -1,0 +1,318 @@
+"""The line-oriented nvidia-smi views: the default table, ``topo -m`` and ``nvlink --status``.
+
+Used by the nvidia_smi parser; one ViewReader takes every line that is not ``-q`` output.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from artifacts.parsers.textutil import find_timestamp, to_number
+
+MAX_ROWS = 100_000
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_VERSIONS = re.compile(
+    r"Driver Version:\s*(?P<driver>\S+)(?:\s+CUDA Version:\s*(?P<cuda>[\d.]+|N/A))?"
+)
+_ROW1 = re.compile(
+    r"^\|\s*(?P<index>\d+)\s+(?P<name>.+?)\s+(?P<persist>On|Off)\s*\|\s*"
+    r"(?P<bus>[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f])\s+(?P<disp>On|Off)\s*\|"
+    r"\s*(?P<ecc>\S+)\s*\|"
+)
+_ROW2 = re.compile(
+    r"^\|\s*(?P<fan>\S+)\s+(?P<temp>\S+)\s+(?P<perf>\S+)\s+(?P<pwr>\S+)\s*/\s*(?P<cap>\S+)\s*\|"
+    r"\s*(?P<used>\d+)MiB\s*/\s*(?P<total>\d+)MiB\s*\|\s*(?P<util>\S+)\s+(?P<mode>.*?)\s*\|"
+)
+_ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(?P<mig>\S+)\s*\|\s*$")
+_TOPO_DEVICE = re.compile(r"^(?:GPU\d+|NIC\d+|mlx\d+_\d+|CPU\d+|NODE\d+|nvme\d+)$")
+_TOPO_EXTRAS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+_LEGEND = re.compile(r"^\s*(?P<key>NIC\d+):\s*(?P<value>\S+)\s*$")
+_NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.*?)\s*\(UUID: (?P<uuid>[^)]+)\)\s*$")
+_NVLINK_LINK = re.compile(r"^\s+Link (?P<link>\d+): (?P<value>.*?)\s*$")
+
+
+@dataclasses.dataclass(frozen=True)
+class TableGpu:
+    """One GPU row of the default ``nvidia-smi`` table."""
+
+    index: int
+    name: str
+    bus_id: str
+    persistence: str | None
+    display_active: str | None
+    ecc_uncorrected_volatile: int | None
+    fan_percent: float | None
+    temperature_c: float | None
+    pstate: str | None
+    power_draw_w: float | None
+    power_limit_w: float | None
+    memory_used_mib: int | None
+    memory_total_mib: int | None
+    utilization_gpu_percent: float | None
+    compute_mode: str | None
+    mig_mode: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class TopoLink:
+    a: str
+    b: str
+    link: str  # X, NV18, PIX, PXB, PHB, NODE, SYS, ...
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceAffinity:
+    device: str
+    cpu_affinity: str | None
+    numa_affinity: str | None
+    gpu_numa_id: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Topology:
+    """``nvidia-smi topo -m``: the connection matrix, affinities and the NIC legend."""
+
+    devices: tuple[str, ...]
+    links: tuple[TopoLink, ...]  # each unordered pair once, in matrix order
+    affinities: tuple[DeviceAffinity, ...]
+    nic_legend: dict[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class NvLink:
+    """One line of ``nvidia-smi nvlink --status``."""
+
+    gpu_index: int
+    gpu_name: str | None
+    uuid: str | None
+    link: int
+    speed_gbps: float | None  # GB/s as printed
+    active: bool
+
+
+class ViewReader:
+    def __init__(self) -> None:
+        self.timestamp: str | None = None
+        self.driver_version: str | None = None
+        self.cuda_version: str | None = None
+        self.table_gpus: list[TableGpu] = []
+        self.nvlinks: list[NvLink] = []
+        self._row1: re.Match[str] | None = None
+        self._table = False
+        self._topo_columns: list[str] = []
+        self._topo_extras: list[str] = []
+        self._topo_rows: dict[str, list[str]] = {}
+        self._topo_affinity: list[DeviceAffinity] = []
+        self._legend: dict[str, str] = {}
+        self._nvlink_gpu: re.Match[str] | None = None
+        self._dropped = 0
+        self._seen_lines = 0
+
+    @property
+    def found(self) -> bool:
+        return bool(self.table_gpus or self._topo_rows or self.nvlinks or self._table)
+
+    def formats(self) -> list[str]:
+        return (
+            (["table"] if self._table else [])
+            + (["topo"] if self._topo_rows else [])
+            + (["nvlink"] if self.nvlinks else [])
+        )
+
+    @staticmethod
+    def looks_like_topology(text: str) -> bool:
+        return any(
+            "GPU0" in line and ("Affinity" in line or "GPU1" in line) and line.split()[0] == "GPU0"
+            for line in text.splitlines()[:200]
+            if line.strip()
+        ) and bool(re.search(r"^GPU0\s+X\b", text, re.MULTILINE))
+
+    @staticmethod
+    def looks_like_nvlink_status(text: str) -> bool:
+        return bool(re.search(r"^GPU \d+: .*\(UUID: ", text, re.MULTILINE)) and bool(
+            re.search(r"^\s+Link \d+: ", text, re.MULTILINE)
+        )
+
+    def feed(self, raw: str) -> None:
+        line = _ANSI.sub("", raw)
+        self._seen_lines += 1
+        if not line.strip():
+            return
+        if self.timestamp is None and self._seen_lines <= 3 and len(line) < 60:
+            stamp = find_timestamp(line)
+            if stamp:
+                self.timestamp = stamp[0]
+                return
+        if line.startswith("|") or line.startswith("+"):
+            self._table_line(line)
+        elif self._nvlink_line(line) or self._legend_line(line):
+            return
+        else:
+            self._topo_line(line)
+
+    # --- default table ---------------------------------------------------------------------
+
+    def _table_line(self, line: str) -> None:
+        versions = _VERSIONS.search(line)
+        if versions and "NVIDIA-SMI" in line:
+            self._table = True
+            self.driver_version = versions["driver"]
+            self.cuda_version = versions["cuda"]
+            return
+        row1 = _ROW1.match(line)
+        if row1:
+            self._row1 = row1
+            return
+        row2 = _ROW2.match(line)
+        if row2 and self._row1 is not None:
+            self._add_table_gpu(self._row1, row2)
+            self._row1 = None
+            return
+        row3 = _ROW3.match(line)
+        if row3 and self.table_gpus and self.table_gpus[-1].mig_mode is None:
+            self.table_gpus[-1] = dataclasses.replace(self.table_gpus[-1], mig_mode=row3["mig"])
+
+    def _add_table_gpu(self, row1: re.Match[str], row2: re.Match[str]) -> None:
+        if len(self.table_gpus) >= MAX_ROWS:
+            self._dropped += 1
+            return
+        self.table_gpus.append(
+            TableGpu(
+                index=int(row1["index"]),
+                name=row1["name"],
+                bus_id=row1["bus"],
+                persistence=row1["persist"],
+                display_active=row1["disp"],
+                ecc_uncorrected_volatile=_int(row1["ecc"]),
+                fan_percent=_measure(row2["fan"]),
+                temperature_c=_measure(row2["temp"]),
+                pstate=None if row2["perf"] == "N/A" else row2["perf"],
+                power_draw_w=_measure(row2["pwr"]),
+                power_limit_w=_measure(row2["cap"]),
+                memory_used_mib=int(row2["used"]),
+                memory_total_mib=int(row2["total"]),
+                utilization_gpu_percent=_measure(row2["util"]),
+                compute_mode=row2["mode"] or None,
+                mig_mode=None,
+            )
+        )
+
+    # --- topo -m ---------------------------------------------------------------------------
+
+    def _topo_line(self, line: str) -> None:
+        tokens = line.split()
+        if (
+            tokens
+            and tokens[0] == "GPU0"
+            and "GPU0" not in self._topo_rows
+            and not self._topo_columns
+        ):
+            self._topo_header(line, tokens)
+            return
+        if tokens[:1] == ["Legend:"]:
+            self._topo_columns_done = True
+            return
+        if self._topo_columns and tokens and _TOPO_DEVICE.match(tokens[0]):
+            self._topo_row(tokens)
+
+    def _topo_header(self, line: str, tokens: list[str]) -> None:
+        columns = []
+        for token in tokens:
+            if not _TOPO_DEVICE.match(token):
+                break
+            columns.append(token)
+        self._topo_columns = columns
+        self._topo_extras = [name for name in _TOPO_EXTRAS if name in line]
+
+    def _topo_row(self, tokens: list[str]) -> None:
+        device, cells = tokens[0], tokens[1:]
+        if device in self._topo_rows or len(self._topo_rows) >= MAX_ROWS:
+            return
+        n = len(self._topo_columns)
+        self._topo_rows[device] = cells[:n]
+        extras = cells[n:]
+        if extras:
+            values = dict(zip(self._topo_extras, extras, strict=False))
+            self._topo_affinity.append(
+                DeviceAffinity(
+                    device,
+                    values.get("CPU Affinity"),
+                    values.get("NUMA Affinity"),
+                    values.get("GPU NUMA ID"),
+                )
+            )
+
+    def _legend_line(self, line: str) -> bool:
+        m = _LEGEND.match(line)
+        if m and self._topo_columns:
+            self._legend[m["key"]] = m["value"]
+            return True
+        return False
+
+    def topology(self) -> Topology | None:
+        if not self._topo_rows:
+            return None
+        order = {name: i for i, name in enumerate(self._topo_columns)}
+        links = []
+        for row, cells in self._topo_rows.items():
+            for column, cell in zip(self._topo_columns, cells, strict=False):
+                if column != row and order.get(row, -1) < order[column]:
+                    links.append(TopoLink(row, column, cell))
+        return Topology(
+            devices=tuple(self._topo_columns),
+            links=tuple(links),
+            affinities=tuple(self._topo_affinity),
+            nic_legend=dict(self._legend),
+        )
+
+    # --- nvlink --status -------------------------------------------------------------------
+
+    def _nvlink_line(self, line: str) -> bool:
+        gpu = _NVLINK_GPU.match(line)
+        if gpu:
+            self._nvlink_gpu = gpu
+            return True
+        link = _NVLINK_LINK.match(line)
+        if link and self._nvlink_gpu is not None:
+            if len(self.nvlinks) >= MAX_ROWS:
+                self._dropped += 1
+                return True
+            value = link["value"]
+            speed = _measure(value)
+            gpu = self._nvlink_gpu
+            active = speed is not None and "inactive" not in value.lower()
+            self.nvlinks.append(
+                NvLink(
+                    int(gpu["index"]),
+                    gpu["name"] or None,
+                    gpu["uuid"],
+                    int(link["link"]),
+                    speed,
+                    active,
+                )
+            )
+            return True
+        return False
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self._row1 is not None:
+            out.append("the GPU table ends after the first line of a GPU row")
+        if self._dropped:
+            out.append(f"{self._dropped} row(s) beyond {MAX_ROWS} were not kept")
+        return out
+
+
+def _measure(text: str) -> float | None:
+    m = re.match(r"^\s*(-?\d+(?:\.\d+)?)", text)
+    if not m:
+        return None
+    value = to_number(m.group(1))
+    return float(value) if value is not None else None
+
+
+def _int(text: str) -> int | None:
+    value = to_number(text)
+    return value if isinstance(value, int) else None

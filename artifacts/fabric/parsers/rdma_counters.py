@@ -1,0 +1,539 @@
+"""RDMA port counters: sysfs ``counters``/``hw_counters`` dumps and iproute2 ``rdma`` output.
+
+Forms read:
+
+- ``grep -r . /sys/class/infiniband/*/ports/*/{counters,hw_counters}`` style ``path:value``
+  lines (absolute or relative paths; device attributes such as ``fw_ver`` and port
+  attributes such as ``state``/``rate``/``link_layer`` become facts, not counters);
+- ``head`` style ``==> path <==`` headers followed by the value;
+- bare ``name:value`` lines (``grep -H . *`` inside one ``hw_counters`` directory): the device
+  and port then come from the file name when it names them (``mlx5_0_port1_hw_counters.txt``);
+- ``rdma statistic show [link dev/port]`` (wrapped lines and the ``Optional-set:`` counters)
+  and ``rdma link show`` (port state);
+- per-QP output (rdma_qp.py): ``rdma statistic qp show`` counter sets (``cntn``, ``qp-type``,
+  ``pid``, ``comm``, ``LQPN``), ``rdma resource show qp`` and the ``-j`` JSON of all of these.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, BinaryIO, ClassVar
+
+from artifacts.fabric.parsers.counters_common import (
+    CounterSample,
+    HcaInfo,
+    LinkPort,
+    SampleBuffer,
+    Snapshot,
+    counter_unit,
+    normalise_phys_state,
+    normalise_state,
+    prompt,
+    rate_gbps,
+)
+from artifacts.fabric.parsers.rdma_qp import (
+    JsonBlock,
+    QpCounterSet,
+    QpInfo,
+    clean_comm,
+    counter_device,
+    is_resource_line,
+    json_counters,
+    json_int,
+    json_lqpns,
+    json_text,
+    lqpn_continuation,
+    qp_info,
+    split_words,
+)
+from artifacts.parsers.base import ParseError, ParseResult
+from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
+
+KIND = "rdma_counters"
+LABEL = "RDMA port counters (sysfs, rdma statistic)"
+VERSION = 1
+
+_SYSFS = re.compile(
+    r"^\s*(?P<path>(?:\S*/)?(?P<dev>[^/\s:]+)/ports/(?P<port>\d+)/(?P<group>hw_counters|counters)/"
+    r"(?P<name>[^/:\s]+)):\s*(?P<value>-?\d+)\s*$"
+)
+_SYSFS_PORT_ATTR = re.compile(
+    r"^\s*(?:\S*/)?(?P<dev>[^/\s:]+)/ports/(?P<port>\d+)/"
+    r"(?P<attr>state|phys_state|rate|link_layer|lid|sm_lid|lid_mask_count|cap_mask):\s*(?P<value>.*?)\s*$"
+)
+_SYSFS_DEV_ATTR = re.compile(
+    r"^\s*(?:\S*/)?infiniband/(?P<dev>[^/\s:]+)/"
+    r"(?P<attr>fw_ver|board_id|hca_type|node_guid|sys_image_guid|hw_rev|node_type):\s*(?P<value>.*?)\s*$"
+)
+_HEAD_HEADER = re.compile(r"^==> (?P<path>.+?) <==\s*$")
+_HEAD_PATH = re.compile(
+    r"(?P<dev>[^/\s]+)/ports/(?P<port>\d+)/(?:hw_counters|counters)/(?P<name>[^/\s]+)$"
+)
+_BARE = re.compile(r"^\s*(?P<name>[A-Za-z][\w]*):\s*(?P<value>-?\d+)\s*$")
+# "link mlx5_0/1 ..."; "link mlx5_0/- ..." for a QP not bound to a port yet.
+_RDMA_LINK = re.compile(r"^\s*link (?P<dev>[^/\s]+)/(?P<port>\d+|-)\s+(?P<rest>.*)$")
+# The start of `rdma -j [-p]` output: "[{", "[" alone, "{" alone, '{"'.
+_JSON_START = re.compile(r'^\s*(?:\[\s*(?:[\[{\]]|$)|\{\s*(?:"|$))')
+_JSON_MARKERS = (
+    '"cntn"',
+    '"lqpn"',
+    '"rx_write_requests"',
+    '"out_of_sequence"',
+    '"local_ack_timeout_err"',
+)
+_PAIR = re.compile(r"(?P<name>[A-Za-z][\w\-]*) (?P<value>-?\d+)(?=\s|$)")
+_NAME_HINT = re.compile(
+    r"(?P<dev>mlx\d+_(?:bond_)?\d+|bnxt_re\d+|irdma\d+|rocep\d+s\d+(?:f\d+)?|ionic_\d+|hfi1_\d+"
+    r"|qedr\d+|efa_\d+)(?:[_\-.]?port[_\-]?(?P<port>\d+))?"
+)
+
+# Counter names of mlx5 hw_counters and IB PortCounters (REFERENCE.md section A, kernel docs):
+# they tell a bare "name:value" list of RDMA counters from any other list of numbers.
+_KNOWN_WORDS = """
+    out_of_buffer out_of_sequence duplicate_request rnr_nak_retry_err packet_seq_err
+    implied_nak_seq_err local_ack_timeout_err resp_local_length_error resp_cqe_error req_cqe_error
+    req_remote_invalid_request req_remote_access_errors resp_remote_access_errors
+    resp_cqe_flush_error req_cqe_flush_error roce_adp_retrans roce_adp_retrans_to
+    roce_slow_restart roce_slow_restart_cnps roce_slow_restart_trans rp_cnp_ignored rp_cnp_handled
+    np_ecn_marked_roce_packets np_cnp_sent rx_icrc_encapsulated rx_write_requests rx_read_requests
+    rx_atomic_requests rx_dct_connect lifespan port_xmit_data port_rcv_data port_xmit_packets
+    port_rcv_packets port_xmit_wait port_xmit_discards port_rcv_errors symbol_error link_downed
+    link_error_recovery VL15_dropped excessive_buffer_overrun_errors local_link_integrity_errors
+    port_rcv_remote_physical_errors port_rcv_switch_relay_errors port_rcv_constraint_errors
+    port_xmit_constraint_errors unicast_rcv_packets unicast_xmit_packets multicast_rcv_packets
+    multicast_xmit_packets cc_rx_ce_pkts cc_tx_cnp_pkts
+    """
+KNOWN_COUNTERS = frozenset(_KNOWN_WORDS.split())
+_BARE_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+# Words followed by a text value: "comm ib_send_bw", "qp-type RC" never dangle.
+_SET_VALUE_WORDS = frozenset({"comm", "qp-type", "type", "state", "subtype", "path-mig-state"})
+_JSON_SKIP = frozenset({"ifindex", "ifname", "port", "dev"})
+
+
+@dataclasses.dataclass(frozen=True)
+class RdmaCountersResult(ParseResult):
+    kind: ClassVar[str] = "rdma_counters"
+
+    snapshots: tuple[Snapshot, ...] = ()
+    samples: tuple[CounterSample, ...] = ()
+    hcas: tuple[HcaInfo, ...] = ()
+    ports: tuple[LinkPort, ...] = ()
+    qp_counters: tuple[QpCounterSet, ...] = ()  # rdma statistic qp show: one per cntn
+    qps: tuple[QpInfo, ...] = ()  # rdma resource show qp
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "devices": sorted(
+                {s.device for s in self.samples if s.device} | {h.device for h in self.hcas}
+            ),
+            "samples": len(self.samples),
+            "nonzero": sum(1 for s in self.samples if s.value),
+            "ports_not_active": sum(1 for p in self.ports if p.state not in (None, "ACTIVE")),
+            "qp_counters": len(self.qp_counters),
+            "qps": len(self.qps),
+            "warnings": len(self.warnings),
+        }
+
+
+def accepts(name: str, head: bytes) -> bool:
+    text = head_text(head)
+    sysfs = rdma = known = bare = 0
+    for line in text.splitlines()[:5000]:
+        # each regex runs only on lines holding the literal it needs ("/ports/", "link ",
+        # ":"): the same counts, without matching every line three times
+        if "/ports/" in line and ("counters/" in line) and _SYSFS.match(line):
+            sysfs += 1
+        elif "link " in line and _RDMA_LINK.match(line) and len(_PAIR.findall(line)) >= 2:
+            rdma += 1
+        elif ":" in line and (m := _BARE.match(line)):
+            bare += 1
+            known += m.group(1) in KNOWN_COUNTERS
+    if sysfs >= 3 or rdma >= 1:
+        return True
+    # `rdma -j` output: an array of objects naming their device, with RDMA counter/QP keys.
+    if _JSON_START.match(text) and '"ifname"' in text and any(m in text for m in _JSON_MARKERS):
+        return True
+    # A bare list: mostly names that only RDMA counters carry.
+    return known >= 3 and known >= 0.6 * bare
+
+
+def parse(stream: BinaryIO, *, name: str | None = None) -> RdmaCountersResult:
+    """``name`` (the upload's file name) helps bare name:value lists find their device."""
+    reader = LineReader(stream)
+    state = _State(name)
+    for line in reader:
+        state.feed(line)
+    state.finish()
+    if not state.buffer.rows and not state.ports and not state.hcas and not state.qps:
+        raise ParseError(
+            "no RDMA counters (sysfs path:value lines or 'rdma statistic' output) found"
+        )
+    return state.result(reader.repair_warnings())
+
+
+class _State:
+    def __init__(self, name: str | None) -> None:
+        self.buffer = SampleBuffer()
+        hint = _NAME_HINT.search(name or "")
+        self.hint_device = hint["dev"] if hint else None
+        self.hint_port = int(hint["port"]) if hint and hint["port"] else None
+        self.host: str | None = None
+        self.time: str | None = None
+        self.label: str | None = None
+        self.snapshots: list[dict[str, Any]] = []
+        self.seen: set[tuple[str | None, int | None, str]] = set()
+        self.hcas: dict[str, dict[str, str]] = {}
+        self.ports: dict[tuple[str, int], dict[str, str]] = {}
+        self.head_path: tuple[str, int, str] | None = None
+        # The "link dev/port" that a wrapped `rdma statistic` line continues.
+        self.link: tuple[str, int] | None = None
+        self.force_new = (
+            False  # set by a command/date/label line: the next counter opens a snapshot
+        )
+        # QP-mode counter sets by (device of their rows, snapshot); the one a wrapped line
+        # continues; QPs of `rdma resource show qp`; the JSON document being collected.
+        self.sets: list[dict[str, Any]] = []
+        self.current: dict[str, Any] | None = None
+        self.qps: list[QpInfo] = []
+        self.json: JsonBlock | None = None
+        self.json_errors = 0
+        self.replaying = False
+        self.pending: str | None = None  # a counter name whose value wrapped to the next line
+
+    def feed(self, line: str) -> None:
+        if self.json is not None:
+            if self.json.add(line):
+                self._json_done()
+            return
+        if _JSON_START.match(line) and not self.replaying:
+            self.link = None
+            self.json = JsonBlock()
+            self.feed(line)
+            return
+        if self.head_path is not None:
+            self._head_value(line)
+            return
+        m = _SYSFS.match(line)
+        if m:
+            self.link = None
+            self._sample(m["dev"], int(m["port"]), m["name"], int(m["value"]))
+            return
+        for reader in (self._rdma_line, self._attribute, self._head_header, self._bare):
+            if reader(line):
+                return
+        self._text(line)
+
+    def _rdma_line(self, line: str) -> bool:
+        m = _RDMA_LINK.match(line)
+        if m:
+            self._link_line(m)
+            return True
+        if self.link is None:
+            return False
+        lqpns = lqpn_continuation(line)
+        if lqpns is not None:  # "LQPN: <258,259>" after a counter set's counters
+            if self.current is not None:
+                self.current["lqpns"].extend(lqpns)
+            return True
+        rest = line.strip()
+        if rest.startswith("Optional-set:"):
+            rest = rest[len("Optional-set:") :]
+        words = rest.split()
+        if self.pending and words and words[0].lstrip("-").isdigit():
+            rest = f"{self.pending} {rest}"  # "out_of_sequence" / "0" split over two lines
+            words.insert(0, self.pending)
+        pairs = _PAIR.findall(rest)
+        # a wrapped continuation line: name/value pairs (a name may end it, its value next)
+        if pairs and len(pairs) * 2 >= len(words) - 1:
+            self._rdma_pairs(self._hold_dangling(rest))
+            return True
+        self.link = None
+        self.current = None
+        self.pending = None
+        return False
+
+    def _link_line(self, m: re.Match[str]) -> None:
+        self.link = (m["dev"], None if m["port"] == "-" else int(m["port"]))
+        self.current = None  # a new "link" line starts a new set (or port counters)
+        self.pending = None
+        self._rdma_pairs(self._hold_dangling(m["rest"]))
+
+    def _hold_dangling(self, text: str) -> str:
+        """Keep a counter name that ends the line without its value for the next line
+        (mail clients and terminals wrap `rdma statistic` lines anywhere)."""
+        words = text.split()
+        self.pending = None
+        if len(words) % 2 and _BARE_NAME.match(words[-1]) and not _PAIR.search(words[-1]):
+            last = words[-1]
+            if last.lower() not in _SET_VALUE_WORDS and (
+                len(words) < 2 or words[-2].lower() not in _SET_VALUE_WORDS
+            ):
+                self.pending = last
+                return " ".join(words[:-1])
+        return text
+
+    def _rdma_pairs(self, text: str) -> None:
+        assert self.link is not None
+        device, port = self.link
+        words = text.split()
+        lowered = {w.lower() for w in words}
+        if "state" in words and not lowered & {"lqpn", "cntn"}:
+            # rdma link show: "state ACTIVE physical_state LINK_UP ..."
+            attrs = dict(zip(words[::2], words[1::2], strict=False))
+            if port is not None:
+                entry = self.ports.setdefault((device, port), {})
+                entry["state"] = attrs.get("state", "")
+                entry["phys_state"] = attrs.get("physical_state", "")
+            return
+        attributes, counters, lqpns = split_words(text)
+        if self.current is None and is_resource_line(attributes, counters):
+            info = qp_info(self.host, device, port, attributes)
+            if info is not None:
+                self.qps.append(info)
+            self.link = None  # resource lines do not wrap
+            return
+        if "cntn" in attributes and attributes["cntn"].isdigit():
+            self.current = self._counter_set(device, port, attributes)
+        target = self.current
+        if target is not None:
+            target["lqpns"].extend(lqpns)
+        for name, value in counters:
+            if target is not None:
+                self._sample(target["counter_device"], port, name, value)
+                target["snapshot"] = self.snapshots[-1]["index"]
+            else:
+                self._sample(device, port, name, value)
+
+    def _counter_set(self, device: str, port: int | None, attrs: dict[str, str]) -> dict[str, Any]:
+        pid = int(attrs["pid"]) if attrs.get("pid", "").isdigit() else None
+        comm = clean_comm(attrs.get("comm"))
+        entry = {
+            "host": self.host, "device": device, "port": port, "cntn": int(attrs["cntn"]),
+            "qp_type": attrs.get("qp-type"), "pid": pid, "comm": comm, "lqpns": [],
+            "counter_device": counter_device(device, int(attrs["cntn"]), comm, pid),
+            "snapshot": None,  # the reading its first counter lands in
+        }  # fmt: skip
+        self.sets.append(entry)
+        return entry
+
+    # --- JSON ---------------------------------------------------------------------------
+
+    def _json_done(self) -> None:
+        block, self.json = self.json, None
+        assert block is not None
+        try:
+            objects = block.objects()
+        except ValueError:  # JSONDecodeError is a ValueError
+            # Not JSON after all (a lone "[" line in a text dump): read its lines as text.
+            if any('"ifname"' in line for line in block.lines):
+                self.json_errors += 1
+            self._replay(block.lines)
+            return
+        for obj in objects:
+            self._json_object(obj)
+
+    def _replay(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        self.replaying = True
+        self.feed(lines[0])  # the line that looked like a JSON start is read as text
+        self.replaying = False
+        for line in lines[1:]:
+            self.feed(line)
+
+    def _json_object(self, obj: dict[str, Any]) -> None:
+        device = json_text(obj.get("ifname")) or json_text(obj.get("dev"))
+        if not device:
+            return
+        port = json_int(obj.get("port"))
+        if "cntn" in obj and json_int(obj["cntn"]) is not None:
+            attrs = {k: str(v) for k, v in obj.items() if isinstance(v, str | int)}
+            entry = self._counter_set(device, port, attrs)
+            entry["lqpns"].extend(json_lqpns(obj.get("lqpn")))
+            skip = _JSON_SKIP | {"cntn", "pid", "lqpn", "pdn"}
+            for name, value in json_counters(obj, skip):
+                self._sample(entry["counter_device"], port, name, value)
+                entry["snapshot"] = self.snapshots[-1]["index"]
+        elif "lqpn" in obj:
+            attrs = {k: str(v) for k, v in obj.items() if isinstance(v, str | int)}
+            info = qp_info(self.host, device, port, attrs)
+            if info is not None:
+                self.qps.append(info)
+        elif "physical_state" in obj and port is not None:
+            entry_port = self.ports.setdefault((device, port), {})
+            entry_port["state"] = json_text(obj.get("state")) or ""
+            entry_port["phys_state"] = json_text(obj.get("physical_state")) or ""
+        else:
+            for name, value in json_counters(obj, _JSON_SKIP):
+                self._sample(device, port, name, value)
+
+    def finish(self) -> None:
+        if self.json is not None:  # brackets never closed: try what there is
+            self._json_done()
+
+    def _attribute(self, line: str) -> bool:
+        port_attr = _SYSFS_PORT_ATTR.match(line)
+        if port_attr:
+            self.ports.setdefault((port_attr["dev"], int(port_attr["port"])), {})[
+                port_attr["attr"]
+            ] = port_attr["value"]
+            return True
+        dev_attr = _SYSFS_DEV_ATTR.match(line)
+        if dev_attr:
+            self.hcas.setdefault(dev_attr["dev"], {})[dev_attr["attr"]] = dev_attr["value"]
+            return True
+        return False
+
+    def _head_header(self, line: str) -> bool:
+        m = _HEAD_HEADER.match(line)
+        if not m:
+            return False
+        path = _HEAD_PATH.search(m["path"])
+        self.head_path = (path["dev"], int(path["port"]), path["name"]) if path else None
+        return True
+
+    def _head_value(self, line: str) -> None:
+        assert self.head_path is not None
+        device, port, name = self.head_path
+        if line.strip().lstrip("-").isdigit():
+            self._sample(device, port, name, int(line.strip()))
+            self.head_path = None
+        elif line.strip():
+            self.head_path = None
+            self.feed(line)
+
+    def _bare(self, line: str) -> bool:
+        m = _BARE.match(line)
+        if not m:
+            return False
+        self._sample(self.hint_device, self.hint_port, m["name"], int(m["value"]))
+        return True
+
+    def _text(self, line: str) -> None:
+        shell = prompt(line)
+        if shell is not None:
+            if shell[0]:
+                self.host = shell[0]
+            self._new_snapshot(label=None)
+            return
+        stripped = line.strip().strip("`").strip()
+        if not stripped:
+            return
+        stamp = find_timestamp(stripped)
+        if stamp and len(stripped) < 60:
+            self.time = stamp[0]
+            self._new_snapshot(label=None)
+        elif len(stripped) <= 80 and not set(stripped) <= set("-=#*~ "):
+            self._new_snapshot(label=stripped.rstrip(":"))
+
+    def _new_snapshot(self, label: str | None) -> None:
+        """The next counter starts a new snapshot (a command, a date or a label came first)."""
+        self.label = label
+        self.force_new = True
+
+    def _sample(self, device: str | None, port: int | None, name: str, value: int) -> None:
+        key = (device, port, name)
+        if not self.snapshots or self.force_new or key in self.seen:
+            self._open()
+        self.seen.add(key)
+        snapshot = self.snapshots[-1]
+        snapshot["counters"] += 1
+        snapshot["devices"].add(device)
+        unit = counter_unit(name)
+        self.buffer.add(
+            CounterSample(self.host, device, port, name, value, unit, self.time, snapshot["index"])
+        )
+
+    def _open(self) -> None:
+        self.seen = set()
+        self.force_new = False
+        self.snapshots.append(
+            {
+                "index": len(self.snapshots),
+                "host": self.host,
+                "label": self.label,
+                "time": self.time,
+                "counters": 0,
+                "devices": set(),
+            }
+        )
+        self.label = None
+
+    def result(self, warnings: list[str]) -> RdmaCountersResult:
+        warnings = warnings + self.buffer.warnings()
+        if self.json_errors:
+            warnings.append(f"{self.json_errors} JSON block(s) could not be read (not valid JSON)")
+        if any(s.device is None for s in self.buffer.rows):
+            warnings.append("some counters do not name their device (bare name:value lines)")
+        snapshots = []
+        for s in self.snapshots:
+            if not s["counters"]:
+                continue
+            devices = {d for d in s["devices"] if d}
+            device = devices.pop() if len(devices) == 1 else None
+            snapshots.append(
+                Snapshot(s["index"], s["host"], device, s["label"], s["time"], s["counters"])
+            )
+        return RdmaCountersResult(
+            snapshots=tuple(snapshots),
+            samples=tuple(self.buffer.rows),
+            hcas=tuple(self._hca(device, attrs) for device, attrs in sorted(self.hcas.items())),
+            ports=tuple(
+                self._port(device, port, attrs)
+                for (device, port), attrs in sorted(self.ports.items())
+            ),
+            qp_counters=tuple(self._qp_set(entry) for entry in self.sets),
+            qps=tuple(self.qps),
+            warnings=tuple(warnings),
+        )
+
+    def _qp_set(self, entry: dict[str, Any]) -> QpCounterSet:
+        snapshot = entry["snapshot"]
+        if snapshot is None:  # a set listed without counters
+            snapshot = self.snapshots[-1]["index"] if self.snapshots else 0
+        return QpCounterSet(
+            host=entry["host"],
+            device=entry["device"],
+            port=entry["port"],
+            cntn=entry["cntn"],
+            qp_type=entry["qp_type"],
+            pid=entry["pid"],
+            comm=entry["comm"],
+            lqpns=tuple(dict.fromkeys(entry["lqpns"])),
+            counter_device=entry["counter_device"],
+            snapshot=snapshot,
+        )
+
+    def _hca(self, device: str, attrs: dict[str, str]) -> HcaInfo:
+        return HcaInfo(
+            host=self.host,
+            device=device,
+            hca_type=attrs.get("hca_type"),
+            firmware=attrs.get("fw_ver"),
+            hardware_version=attrs.get("hw_rev"),
+            board_id=attrs.get("board_id"),
+            node_guid=attrs.get("node_guid"),
+            system_image_guid=attrs.get("sys_image_guid"),
+            transport=attrs.get("node_type"),
+            ports=None,
+        )
+
+    def _port(self, device: str, port: int, attrs: dict[str, str]) -> LinkPort:
+        phys = attrs.get("phys_state")
+        if phys and phys.isupper():  # rdma link show: LINK_UP, DISABLED
+            phys = "".join(part.capitalize() for part in phys.split("_"))
+        return LinkPort(
+            host=self.host,
+            device=device,
+            port=port,
+            state=normalise_state(attrs.get("state")),
+            phys_state=normalise_phys_state(phys),
+            rate_gbps=rate_gbps(attrs.get("rate")),
+            rate=attrs.get("rate"),
+            link_layer=attrs.get("link_layer"),
+            base_lid=attrs.get("lid"),
+            sm_lid=attrs.get("sm_lid"),
+            lmc=attrs.get("lid_mask_count"),
+            capability_mask=attrs.get("cap_mask"),
+        )

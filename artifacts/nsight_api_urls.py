@@ -1,9 +1,0 @@
-from django.urls import path
-
-from .nsight_api import NcuKernelList, NcuSummaryView, NsysSummaryView
-
-urlpatterns = [
-    path("nsight/systems/<int:pk>/", NsysSummaryView.as_view(), name="api-nsys-summary"),
-    path("nsight/compute/<int:pk>/", NcuSummaryView.as_view(), name="api-ncu-summary"),
-    path("nsight/compute/<int:pk>/kernels/", NcuKernelList.as_view(), name="api-ncu-kernels"),
-]

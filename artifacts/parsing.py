@@ -1,0 +1,167 @@
+"""Parsing a stored artifact: the body of the ``artifacts.parse`` task.
+
+Reads the file with its kind's parser, loads the rows in one transaction (artifacts/loaders.py
+picks the family's loader), then queues what follows a parse: baselines filing and alerts,
+the fabric findings pass, and the unpacking of support bundles.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from artifacts.bundles.services import BUNDLE_KINDS, bundle_unpack
+from artifacts.fabric.services import enqueue_findings
+from artifacts.loaders import load_result
+from artifacts.models.core import Artifact
+from artifacts.parsers import ParseError, get_parser
+from artifacts.parsers.streams import open_decompressed, read_head
+from perfhub import dispatch
+
+# Progress is written to the database at most this often (bytes), to keep parse fast.
+PROGRESS_STEP = 4 * 1024 * 1024
+
+
+# Files of one kind that carry another kind's content too: nccl-tests run with NCCL_DEBUG=INFO
+# interleave NCCL's debug lines with the benchmark table. Such a file keeps its kind (its
+# runs are parsed by nccl_tests) and is read a second time by the other parser when that
+# parser accepts the file's head, so the NCCL versions, transports and WARNs are stored too.
+ALSO_PARSE: dict[str, tuple[str, ...]] = {"nccl_tests": ("nccl_debug",)}
+
+
+def artifact_parse(*, artifact_id: int) -> Artifact:
+    """Parse the stored file and replace its derived rows, all in one transaction.
+
+    A ParseError marks the artifact failed with the parser's message; the raw file is kept
+    and re-parse is always possible. A crash mid-parse leaves the old rows untouched.
+    """
+    artifact = Artifact.objects.get(pk=artifact_id)
+    if not artifact.is_parseable:
+        return artifact
+    parser = get_parser(artifact.kind)
+    Artifact.objects.filter(pk=artifact.pk).update(
+        status=Artifact.Status.PARSING,
+        parse_started_at=timezone.now(),
+        progress_bytes=0,
+        progress_total=artifact.size,
+        error="",
+    )
+    try:
+        result = _read_as(artifact, parser, progress=_progress_writer(artifact.pk))
+    except ParseError as exc:
+        _mark_failed(artifact, exc.message)
+        if not exc.permanent:
+            raise
+        return _refresh(artifact)
+    except OSError as exc:  # storage unreachable: worth a retry
+        _mark_failed(artifact, f"could not read the stored file: {exc}")
+        raise ParseError(str(exc), permanent=False) from exc
+    also = _also_parse(artifact)
+    with transaction.atomic():
+        locked = Artifact.objects.select_for_update().get(pk=artifact.pk)
+        load_result(locked, result)
+        locked.status = Artifact.Status.PARSED
+        locked.summary = result.summary()
+        locked.warnings = list(result.warnings)
+        for kind, extra in also:
+            if isinstance(extra, str):  # the second parser refused after all: say why
+                locked.warnings.append(f"{kind}: {extra}")
+                continue
+            load_result(locked, extra)
+            locked.summary.update({f"{kind}_{k}": v for k, v in extra.summary().items()})
+            locked.warnings.extend(f"{kind}: {w}" for w in extra.warnings)
+        locked.parser_version = str(parser.VERSION)
+        locked.parsed_at = timezone.now()
+        locked.progress_bytes = locked.size
+        locked.error = ""
+        locked.save()
+    dispatch.enqueue("baselines.after_parse", locked.pk)  # baselines: file, compare, alert
+    enqueue_findings(locked)  # fabric: pair snapshots into rates, evaluate findings rules
+    if any(not isinstance(extra, str) for _, extra in also):
+        dispatch.enqueue("artifacts.findings", locked.pk)  # NCCL rules
+    if locked.kind in BUNDLE_KINDS or locked.bundle_members.exists():
+        # each section/member becomes its own artifact, with the kinds this parse chose
+        bundle_unpack(bundle=locked, known=getattr(result, "parts", ()))
+    return locked
+
+
+def _read_as(
+    artifact: Artifact, parser: Any, *, progress: Callable[[int], None] | None = None
+) -> Any:
+    """Run one parser over the stored file (gunzipped, bomb-guarded)."""
+    with artifact.file.open("rb") as raw:
+        counted = _ProgressReader(raw, progress) if progress else raw
+        stream = open_decompressed(
+            counted,
+            compressed_size=artifact.size,
+            max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
+            max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
+        )
+        # parsers that take the upload's name (bare counter lists name their device by it)
+        named = "name" in inspect.signature(parser.parse).parameters
+        return parser.parse(stream, **({"name": artifact.original_name} if named else {}))
+
+
+def _also_parse(artifact: Artifact) -> list[tuple[str, Any]]:
+    """Second readings (see ALSO_PARSE): (kind, result) or (kind, why it was refused)."""
+    kinds = ALSO_PARSE.get(artifact.kind, ())
+    if not kinds:
+        return []
+    try:
+        with artifact.file.open("rb") as raw:
+            head = read_head(raw, compressed_size=artifact.size)
+    except OSError:
+        return []
+    out: list[tuple[str, Any]] = []
+    for kind in kinds:
+        parser = get_parser(kind)
+        if not parser.accepts(artifact.original_name, head):
+            continue
+        try:
+            out.append((kind, _read_as(artifact, parser)))
+        except ParseError as exc:
+            out.append((kind, exc.message))
+        except OSError as exc:  # the main reading is stored; the second is a bonus
+            out.append((kind, f"could not read the stored file again: {exc}"))
+    return out
+
+
+def _mark_failed(artifact: Artifact, message: str) -> None:
+    Artifact.objects.filter(pk=artifact.pk).update(
+        status=Artifact.Status.FAILED, error=message[:5000], parsed_at=timezone.now()
+    )
+
+
+def _refresh(artifact: Artifact) -> Artifact:
+    artifact.refresh_from_db()
+    return artifact
+
+
+def _progress_writer(artifact_id: int) -> Callable[[int], None]:
+    def write(done: int) -> None:
+        Artifact.objects.filter(pk=artifact_id).update(progress_bytes=done)
+
+    return write
+
+
+class _ProgressReader:
+    """Counts bytes read from the raw (compressed) file and reports them now and then."""
+
+    def __init__(self, raw: IO[bytes], report: Callable[[int], None]) -> None:
+        self._raw = raw
+        self._report = report
+        self._done = 0
+        self._next = PROGRESS_STEP
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self._done += len(data)
+        if self._done >= self._next:
+            self._next = self._done + PROGRESS_STEP
+            self._report(self._done)
+        return data

@@ -1,0 +1,160 @@
+"""nccl-tests results: the text tables of the ``*_perf`` binaries and their JSON variants.
+
+Inputs understood (the output shape is documented in docs/formats.md, "## nccl_tests"):
+
+* text output of NVIDIA/nccl-tests and ROCm/rccl-tests, from the old 2.x layout (``error``
+  column, no ``root``/``redop`` for some collectives, ``Rank N Pid`` without ``Group``) to
+  the current one (``#wrong``, ``Collective test starting``, per-iteration ``i_*`` columns),
+  several runs per file, behind launcher prefixes, mixed with NCCL debug lines (even when a
+  debug line is glued into the middle of a table row), truncated or failed;
+* upstream ``-J/--output_file`` JSON (JSON_FILE_VERSION 2/3), read incrementally;
+* the ``--json`` console line of the nccl-tests PR #318 fork (``"identifier": "nccl-tests
+  structured output"``), with or without junk lines before it, possibly cut short;
+* rccl-tests ``-Z json`` JSON lines (one record per size and in/out-of-place).
+
+This module is the registry entry point; the work is done by the package's modules: text
+(text tables), json (JSON and JSON lines, on jsoncursor), table (column layouts and rows),
+lines (prefix stripping, markers), run (mutable per-run and per-file state), results (the
+frozen result and its warnings), model (the dataclasses) and values (tokens to values).
+
+Pure Python, no Django. Memory is bounded by the results kept (rows, ranks), never by the
+size of the log: lines are read one by one with a length cap and debug lines are not kept.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import BinaryIO
+
+from artifacts.parsers.base import ParseError
+from artifacts.parsers.textutil import head_text, peek
+from artifacts.runs.parsers.nccl_tests.json import (
+    MAX_JSON_LINE_CHARS,
+    JsonDocuments,
+    RcclLines,
+    is_rccl_record,
+)
+from artifacts.runs.parsers.nccl_tests.json import looks_like_json_doc as _looks_like_json_doc
+from artifacts.runs.parsers.nccl_tests.jsoncursor import MAX_JSON_VALUE_CHARS
+from artifacts.runs.parsers.nccl_tests.lines import (
+    MODERN_ROW_RE,
+    TEXT_MARKER_RE,
+    strip_func_prefixes,
+    strip_prefixes,
+)
+from artifacts.runs.parsers.nccl_tests.model import (
+    KIND,
+    NcclMeasurement,
+    NcclRank,
+    NcclRow,
+    NcclRun,
+    NcclTestsResult,
+)
+from artifacts.runs.parsers.nccl_tests.results import PARAM_KEYS, build_result
+from artifacts.runs.parsers.nccl_tests.run import (
+    MAX_ERRORS_PER_RUN,
+    MAX_LINE_BYTES,
+    MAX_PID_VERSIONS,
+    MAX_RANKS_PER_RUN,
+    MAX_ROWS,
+    MAX_RUNS,
+    Collector,
+)
+from artifacts.runs.parsers.nccl_tests.text import (
+    CONCURRENCY_WINDOW,
+    MAX_PENDING_CHARS,
+    TextReader,
+    iter_lines,
+)
+from artifacts.runs.parsers.nccl_tests.values import decode_nccl_version, normalise_collective
+
+__all__ = [
+    "CONCURRENCY_WINDOW",
+    "HEAD_BYTES",
+    "KIND",
+    "LABEL",
+    "MAX_ERRORS_PER_RUN",
+    "MAX_JSON_LINE_CHARS",
+    "MAX_JSON_VALUE_CHARS",
+    "MAX_LINE_BYTES",
+    "MAX_PENDING_CHARS",
+    "MAX_PID_VERSIONS",
+    "MAX_RANKS_PER_RUN",
+    "MAX_ROWS",
+    "MAX_RUNS",
+    "PARAM_KEYS",
+    "VERSION",
+    "NcclMeasurement",
+    "NcclRank",
+    "NcclRow",
+    "NcclRun",
+    "NcclTestsResult",
+    "accepts",
+    "decode_nccl_version",
+    "normalise_collective",
+    "parse",
+]
+
+LABEL = "nccl-tests output"
+VERSION = 1
+
+HEAD_BYTES = 64 * 1024
+# A piece of every data type name MODERN_ROW_RE accepts (float, bfloat16, half, double,
+# [u]int8..64, fp8_*, f8e*): a line without one cannot be a result row.
+_ROW_TYPE = re.compile(r"float|double|half|int|fp8|f8e")
+
+
+def accepts(name: str, head: bytes) -> bool:
+    """Content sniffing of the (decompressed) first bytes; the file name is not used."""
+    text = head_text(head[:HEAD_BYTES]).lstrip("\ufeff")
+    stripped = text.lstrip()
+    if stripped.startswith(("{", "[")):
+        first = stripped.split("\n", 1)[0]
+        return _looks_like_json_doc(text) or is_rccl_record(first)
+    if _looks_like_json_doc(text):
+        return True
+    rows = 0
+    for raw in text.splitlines():
+        # A marker starts "#", an RCCL record holds "busBw", a result row names its data
+        # type; prefix stripping only removes text, so a line with none of them is skipped.
+        if "#" not in raw and "busBw" not in raw and not _ROW_TYPE.search(raw):
+            continue
+        line = strip_prefixes(raw.lstrip())
+        if "(), " in line:
+            line = strip_func_prefixes(line)
+        line = line.strip()
+        if TEXT_MARKER_RE.match(line):
+            return True
+        if line.startswith("{") and is_rccl_record(line):
+            return True
+        if MODERN_ROW_RE.match(" ".join(line.split())):
+            rows += 1
+            if rows >= 3:
+                return True
+    return False
+
+
+def parse(stream: BinaryIO) -> NcclTestsResult:
+    """Parse nccl-tests output; ParseError (and nothing else) when it cannot be read."""
+    try:
+        return _parse(stream)
+    except ParseError:
+        raise
+    except OSError as exc:  # storage trouble, not the file's fault: worth a retry
+        raise ParseError(f"could not read the file: {exc}", permanent=False) from exc
+    except Exception as exc:  # a bug must not take the worker down with an odd exception
+        raise ParseError(f"internal nccl_tests parser error: {type(exc).__name__}: {exc}") from exc
+
+
+def _parse(stream: BinaryIO) -> NcclTestsResult:
+    # The whole head, even from a raw stream that trickles: it decides text versus JSON.
+    head, buffered = peek(stream, HEAD_BYTES, buffer_size=64 * 1024)
+    collector = Collector()
+    text = TextReader(collector, on_json_line=RcclLines(collector).feed)
+    if _looks_like_json_doc(head.decode("utf-8", "replace").lstrip("\ufeff")):
+        JsonDocuments(collector, feed=text.feed).read(buffered)
+    else:
+        for line in iter_lines(buffered, collector):
+            text.feed(line)
+    text.flush()
+    return build_result(collector)

@@ -1,0 +1,97 @@
+"""What the nccl-tests parser returns: frozen dataclasses, documented in docs/formats.md.
+
+Package-private to ``artifacts.runs.parsers.nccl_tests``, which re-exports every name here.
+Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+from artifacts.parsers.base import ParseResult
+
+KIND = "nccl_tests"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)  # millions of rows: keep them small
+class NcclMeasurement:
+    """One half of a table row: the out-of-place or the in-place numbers."""
+
+    time_us: float | None
+    algbw_gbps: float | None
+    busbw_gbps: float | None
+    # Count of wrong elements (int); with the old ``error`` column, the max error (float).
+    wrong: int | float | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NcclRow:
+    size_bytes: int
+    count: int | None
+    dtype: str | None
+    redop: str | None
+    root: int | None
+    out_of_place: NcclMeasurement | None
+    in_place: NcclMeasurement | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class NcclRank:
+    rank: int
+    host: str | None
+    device: int | None
+    busid: str | None
+    gpu: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclRun:
+    collective: str | None
+    nccl_tests_version: str | None
+    nccl_version: str | None
+    params: dict[str, Any]
+    ranks: tuple[NcclRank, ...]
+    nranks: int | None
+    hosts: tuple[str, ...]
+    rows: tuple[NcclRow, ...]
+    avg_busbw_gbps: float | None
+    out_of_bounds: int | None
+    complete: bool
+    errors: tuple[str, ...]
+    # Extras beyond the core contract (documented too).
+    format: str
+    command: str | None
+    error_column: bool
+    started_at: str | None
+    ended_at: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class NcclTestsResult(ParseResult):
+    kind: ClassVar[str] = KIND
+    runs: tuple[NcclRun, ...] = ()
+
+    def summary(self) -> dict[str, Any]:
+        collectives: list[str] = []
+        hosts: set[str] = set()
+        busbw: list[float] = []
+        for run in self.runs:
+            if run.collective and run.collective not in collectives:
+                collectives.append(run.collective)
+            hosts.update(run.hosts)
+            for row in run.rows:
+                for half in (row.out_of_place, row.in_place):
+                    if half is not None and half.busbw_gbps is not None:
+                        busbw.append(half.busbw_gbps)
+        nranks = [r.nranks for r in self.runs if r.nranks is not None]
+        return {
+            "runs": len(self.runs),
+            "collectives": collectives,
+            "max_busbw_gbps": max(busbw) if busbw else None,
+            "nranks": max(nranks) if nranks else None,
+            "hosts": len(hosts),
+            "complete": all(r.complete for r in self.runs),
+            "errors": sum(len(r.errors) for r in self.runs),
+            "warnings": len(self.warnings),
+        }

@@ -1,0 +1,186 @@
+"""The mutable state of nccl-tests parsing: one RunBuilder per run, one Collector per file.
+
+Package-private to ``artifacts.runs.parsers.nccl_tests``. The text reader and the JSON readers
+both write into a Collector; results.py turns it into the frozen result. The limits
+here bound memory by what is kept (runs, rows, ranks, errors), never by the file's size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from artifacts.runs.parsers.nccl_tests.model import NcclRank, NcclRow
+from artifacts.runs.parsers.nccl_tests.table import Layout
+from artifacts.runs.parsers.nccl_tests.values import normalise_collective
+
+# One nccl-tests line is ~150 characters; NCCL channel dumps for thousands of ranks reach a
+# few KiB. Anything longer is cut so that one endless line cannot exhaust memory.
+MAX_LINE_BYTES = 1024 * 1024
+MAX_ROWS = 1_000_000
+MAX_RUNS = 10_000
+MAX_RANKS_PER_RUN = 200_000
+MAX_ERRORS_PER_RUN = 200
+MAX_PID_VERSIONS = 100_000
+
+
+class RunBuilder:
+    """Mutable state of one run while its lines arrive."""
+
+    def __init__(self, fmt: str, command: tuple[str, str] | None) -> None:
+        self.format = fmt
+        self.command_line = command[0] if command else None
+        self.command_collective = command[1] if command else None
+        self.nccl_tests_version: str | None = None
+        self.library_code: int | None = None
+        self.nccl_version: str | None = None
+        self.collective_started: str | None = None
+        self.collective_concluded: str | None = None
+        self.collective_named: str | None = None  # from JSON
+        self.params: dict[str, Any] = {}
+        self.ranks: list[NcclRank] = []
+        self.rank_numbers: set[int] = set()
+        self.rank_pids: list[tuple[str, int]] = []
+        self.duplicate_ranks = 0
+        self.elided = False
+        self.layout: Layout | None = None
+        self.rows: list[NcclRow] = []
+        self.row_slots: dict[int, int] = {}  # rccl JSON lines: size -> row index
+        self.last_size = -1
+        self.in_place_only_rows = 0
+        self.avg: float | None = None
+        self.avg_seen = False
+        self.oob: int | None = None
+        self.footer = False
+        self.failed = False
+        self.errors: list[str] = []
+        self.error_keys: set[str] = set()
+        self.errors_dropped = 0
+        self.inherited_errors = 0
+        self.implicit = False
+        self.preamble_level = -1
+        self.json_truncated = False
+        self.json_problem: str | None = None
+        self.started_at: str | None = None
+        self.ended_at: str | None = None
+        self.nranks_hint: int | None = None
+
+    def preamble_only(self) -> bool:
+        """Nothing but version/collective/parameter lines yet (inherited errors aside)."""
+        own_errors = len(self.errors) > self.inherited_errors
+        return not (self.ranks or self.layout or self.rows or self.footer or own_errors) and (
+            self.oob is None
+        )
+
+    def add_error(self, message: str, key: str, *, fatal: bool) -> None:
+        if fatal and not self.footer:
+            self.failed = True
+        if key in self.error_keys:
+            return
+        if len(self.errors) >= MAX_ERRORS_PER_RUN:
+            self.errors_dropped += 1
+            return
+        self.error_keys.add(key)
+        self.errors.append(message[:2000])
+
+    def add_rank(self, rank: NcclRank, pid: int | None) -> None:
+        if rank.rank in self.rank_numbers:
+            self.duplicate_ranks += 1
+            return
+        if len(self.ranks) >= MAX_RANKS_PER_RUN:
+            return
+        self.rank_numbers.add(rank.rank)
+        self.ranks.append(rank)
+        if rank.host is not None and pid is not None:
+            self.rank_pids.append((rank.host, pid))
+
+    def collective(self) -> str | None:
+        for raw in (
+            self.collective_started,
+            self.collective_concluded,
+            self.collective_named,
+            self.command_collective,
+        ):
+            name = normalise_collective(raw)
+            if name:
+                return name
+        return None
+
+    def nranks(self) -> int | None:
+        if self.ranks:
+            return max(len(self.rank_numbers), max(self.rank_numbers) + 1)
+        return self.nranks_hint
+
+
+class Collector:
+    """Everything read from one file so far: its runs and what had to be repaired on the way.
+
+    Text runs stay "open" until their footer or the next run; errors seen before any run
+    wait in ``pending_errors`` for the run that follows them.
+    """
+
+    def __init__(self) -> None:
+        self.runs: list[RunBuilder] = []
+        self.open: list[RunBuilder] = []
+        self.warnings: list[str] = []
+        self.pending_errors: list[tuple[str, str, bool]] = []
+        self.command: tuple[str, str] | None = None
+        # NCCL versions from debug lines, per (host, pid) and in the order first seen.
+        self.pid_versions: dict[tuple[str, int], str] = {}
+        self.versions_seen: dict[str, None] = {}
+        # Counters behind the file-level warnings.
+        self.prefixes: dict[str, int] = {}
+        self.func_prefixed = 0
+        self.debug_lines = 0
+        self.malformed = 0
+        self.overlong = 0
+        self.orphan_footers = 0
+        self.interleaved_runs: set[int] = set()
+        self.rows_total = 0
+        self.rows_dropped = 0
+        self.runs_dropped = 0
+
+    def new_run(self, fmt: str = "text", *, implicit: bool = False) -> RunBuilder | None:
+        if len(self.runs) >= MAX_RUNS:
+            self.runs_dropped += 1
+            return None
+        run = RunBuilder(fmt, self.command)
+        run.implicit = implicit
+        for message, key, fatal in self.pending_errors:
+            run.add_error(message, key, fatal=fatal)
+        run.inherited_errors = len(run.errors)
+        self.pending_errors.clear()
+        self.runs.append(run)
+        if fmt == "text":
+            self.open.append(run)
+        return run
+
+    def close(self, run: RunBuilder) -> None:
+        if run in self.open:
+            self.open.remove(run)
+
+    def close_all(self) -> None:
+        self.open.clear()
+
+    def row_allowed(self) -> bool:
+        """Count one more row; False (and counted as dropped) beyond MAX_ROWS."""
+        if self.rows_total >= MAX_ROWS:
+            self.rows_dropped += 1
+            return False
+        self.rows_total += 1
+        return True
+
+    def append_row(self, run: RunBuilder, row: NcclRow) -> None:
+        if self.row_allowed():
+            run.rows.append(row)
+
+    def add_error(self, message: str, *, key: str, fatal: bool) -> None:
+        """An error line goes to the run being printed, else the last text run, else waits."""
+        if self.open:
+            target: RunBuilder | None = self.open[-1]
+        else:
+            target = next((r for r in reversed(self.runs) if r.format == "text"), None)
+        if target is None:
+            if len(self.pending_errors) < MAX_ERRORS_PER_RUN:
+                self.pending_errors.append((message, key, fatal))
+            return
+        target.add_error(message, key, fatal=fatal)

@@ -1,0 +1,426 @@
+"""The nccl-tests text output, old and new layouts, read line by line into a Collector.
+
+Package-private to ``artifacts.runs.parsers.nccl_tests``. A line-driven state machine: '#'
+lines open runs (version, collective, parameters), list ranks, give the table layout and
+close runs (out-of-bounds and bus-bandwidth footers); other lines are rows, errors, the
+launch command or NCCL debug output, which may even be glued into the middle of a row.
+Several processes printing at once (mpirun of a non-MPI build) give interleaved runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+from artifacts.runs.parsers.nccl_tests.lines import (
+    DEBUG_TAIL_RE,
+    HOST_CHARS,
+    MODERN_ROW_RE,
+    strip_func_prefixes,
+    strip_prefixes,
+)
+from artifacts.runs.parsers.nccl_tests.model import NcclRank
+from artifacts.runs.parsers.nccl_tests.run import (
+    MAX_LINE_BYTES,
+    MAX_PID_VERSIONS,
+    Collector,
+    RunBuilder,
+)
+from artifacts.runs.parsers.nccl_tests.table import MODERN, Layout, parse_row
+from artifacts.runs.parsers.nccl_tests.values import INT_RE, BadValue, num
+
+MAX_PENDING_CHARS = 8192
+# Lines (of program output, debug lines excluded) within which a second parameter line
+# means "another process started at the same time", not "the previous run died".
+CONCURRENCY_WINDOW = 6
+
+_RANK_RE = re.compile(
+    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
+    r"\s+device\s+(?P<device>\d+)\s+\[(?P<busid>[^\]]*)\]\s*(?P<gpu>.*?)\s*$"
+)
+_PARAMS_RE = re.compile(r"^#\s*nThread\s+\d+")
+_PARAM_PAIR_RE = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*:?\s+(-?\d{1,30})(?:\((\w+)\))?")
+_VERSION_RE = re.compile(
+    r"^#\s*nccl-tests version\s+(?P<version>\S+)"
+    r"(?:\s+nccl-headers=(?P<headers>\d+))?(?:\s+nccl-library=(?P<library>\d+))?"
+)
+_STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
+_CONCLUDED_RE = re.compile(r"^#\s*Collective test concluded:\s*(\S+)")
+_HEADER_RE = re.compile(r"^#\s*size\s+count\s+type\b")
+_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d{1,30})")
+_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_REDUCING_RE = re.compile(r"^#\s*Reducing maxBytes to\s+(\d{1,30})")
+_HASH_ERROR_RE = re.compile(r"^#\s*error:\s*(\S.*)$")
+_ROW_RE = re.compile(r"^(\d+)\s+(\d+)\s+([A-Za-z_]\w*)(?:\s+(.*))?$")
+_PLAIN_VERSION_RE = re.compile(r"^NCCL version (\d+\.\d+\.\d+)")
+_COMMAND_RE = re.compile(r"(?:^|[\s/=\"'])([A-Za-z]\w*?_perf)(?:_mpi)?(?=[\s\"']|$)")
+_PROMPT_RE = re.compile(r"^(?:\[[^\]]*\]|[^\s#$]+)?[#$]\s+")
+_FATAL_RES = (
+    re.compile(r"\bTest (?:NCCL |CUDA )?failure\b"),
+    re.compile(r"\bInvalid number of GPUs\b"),
+    re.compile(r"\bMPI_ABORT was invoked\b"),
+    re.compile(r"\bmpirun noticed that process\b"),
+    re.compile(r"^srun: error:"),
+    re.compile(r"\bProcess received signal\b"),
+    re.compile(r"\bSegmentation fault\b"),
+)
+_NONFATAL_RES = (re.compile(r"\bNet : Connect to .* failed\b"),)
+
+
+def iter_lines(stream: BinaryIO, collector: Collector) -> Iterator[str]:
+    """Decoded lines, each cut at MAX_LINE_BYTES (base.iter_text_lines has no such cap)."""
+    while True:
+        chunk = stream.readline(MAX_LINE_BYTES)
+        if not chunk:
+            return
+        if len(chunk) >= MAX_LINE_BYTES and not chunk.endswith(b"\n"):
+            collector.overlong += 1
+            while True:  # drop the rest of the over-long line
+                more = stream.readline(MAX_LINE_BYTES)
+                if not more or more.endswith(b"\n"):
+                    break
+        yield chunk.decode("utf-8", "replace").rstrip("\r\n")
+
+
+class TextReader:
+    """Feeds text lines into ``collector``; lines starting with '{' are first offered to
+    ``on_json_line`` (rccl-tests JSON records), which returns False when it does not want one.
+    """
+
+    def __init__(self, collector: Collector, on_json_line: Callable[[str], bool]) -> None:
+        self.collector = collector
+        self.on_json_line = on_json_line
+        self.continuation = ""
+        self.pending_fragment = ""
+        self.known_hosts: set[str] = set()
+        self.lineno = 0
+        self.last_preamble_line = -(10**9)
+
+    def _table_runs(self) -> list[RunBuilder]:
+        """Open runs still before their column header."""
+        return [r for r in self.collector.open if r.layout is None and not r.rows and not r.footer]
+
+    # ----------------------------------------------------------------- line intake
+
+    def feed(self, raw: str) -> None:
+        line = strip_prefixes(raw, self.collector.prefixes)
+        if "(), " in line:
+            cleaned = strip_func_prefixes(line)
+            if cleaned != line:
+                self.collector.func_prefixed += 1
+                line = cleaned
+        fragment, debug = self._split_glued(line)
+        if debug is not None:
+            self._on_debug(debug)
+            if fragment.strip():
+                # Program output cut by a debug line: the rest comes on a later line.
+                self.pending_fragment += fragment
+                if len(self.pending_fragment) > MAX_PENDING_CHARS:
+                    self.pending_fragment = ""
+                    self.collector.malformed += 1
+            return
+        if self.pending_fragment:
+            pending, self.pending_fragment = self.pending_fragment, ""
+            if line.lstrip().startswith("#"):
+                self._on_output(pending)
+            else:
+                line = pending + line
+        self._on_output(line)
+
+    def flush(self) -> None:
+        """At the end of the input: output still waiting for the rest of its line."""
+        if self.pending_fragment:
+            pending, self.pending_fragment = self.pending_fragment, ""
+            self._on_output(pending)
+
+    def _split_glued(self, line: str) -> tuple[str, str | None]:
+        """Split "<program output><host>:<pid>:<tid> [d] NCCL ..." into its two parts."""
+        if "NCCL " not in line:
+            return line, None
+        match = DEBUG_TAIL_RE.search(line)
+        if match is None:
+            return line, None
+        start = match.start()
+        begin = start
+        while begin > 0 and line[begin - 1] in HOST_CHARS:
+            begin -= 1
+        token = line[begin:start]
+        cut = 0
+        for host in self.known_hosts:
+            if token.endswith(host) and len(host) > len(token) - cut:
+                cut = len(token) - len(host)
+        if cut == 0 and token and not token[0].isalpha():
+            # "-1mew0": printed digits glued to a host name; hosts start with a letter.
+            letters = [i for i, c in enumerate(token) if c.isalpha()]
+            cut = letters[0] if letters else 0
+        return line[:begin] + token[:cut], token[cut:] + line[start:]
+
+    def _on_debug(self, line: str) -> None:
+        collector = self.collector
+        collector.debug_lines += 1
+        match = DEBUG_TAIL_RE.search(line)
+        if match is None:
+            return
+        host = line[: match.start()]
+        level, message = match.group("level"), match.group("msg").strip()
+        if level in ("WARN", "ERROR", "ABORT"):
+            collector.add_error(line.strip(), key=f"{level} {message}", fatal=False)
+            return
+        version = _PLAIN_VERSION_RE.match(message)
+        if version:
+            collector.versions_seen.setdefault(version.group(1), None)
+            if len(collector.pid_versions) < MAX_PID_VERSIONS:
+                collector.pid_versions[(host, int(match.group("pid")))] = version.group(1)
+
+    def _on_output(self, line: str) -> None:
+        text = line.strip()
+        if not text:
+            return
+        self.lineno += 1
+        if self.continuation:
+            text, self.continuation = self.continuation + text, ""
+        if text[0] == "#":
+            self._on_hash(text)
+            return
+        if text[0] == "{" and self.on_json_line(text):
+            return
+        row = _ROW_RE.match(text)
+        if row:
+            self._on_row(text)
+            return
+        if text in ("...", "\u2026"):
+            self._on_elision()
+            return
+        for pattern in _FATAL_RES:
+            if pattern.search(text):
+                self.collector.add_error(text, key=text, fatal=True)
+                return
+        for pattern in _NONFATAL_RES:
+            if pattern.search(text):
+                self.collector.add_error(text, key=text, fatal=False)
+                return
+        version = _PLAIN_VERSION_RE.match(text)
+        if version:
+            self.collector.versions_seen.setdefault(version.group(1), None)
+            return
+        if text.endswith("\\") and len(self.continuation) < MAX_PENDING_CHARS:
+            self.continuation = text[:-1].rstrip() + " "  # a shell command continues
+            return
+        command = _COMMAND_RE.search(text)
+        if command:
+            command_line = " ".join(_PROMPT_RE.sub("", text, count=1).split())
+            self.collector.command = (command_line[:2000], command.group(1))
+
+    # ----------------------------------------------------------------- '#' lines
+
+    def _on_hash(self, text: str) -> None:
+        rank = _RANK_RE.match(text)
+        if rank:
+            self._on_rank(rank)
+            return
+        if _PARAMS_RE.match(text):
+            self._on_preamble(2, lambda run: _set_params(run, text))
+            return
+        version = _VERSION_RE.match(text)
+        if version:
+            self._on_preamble(0, lambda run: _set_version(run, version))
+            return
+        starting = _STARTING_RE.match(text)
+        if starting:
+            self._on_preamble(1, lambda run: setattr(run, "collective_started", starting[1]))
+            return
+        if _HEADER_RE.match(text):
+            self._on_header(text)
+            return
+        oob = _OOB_RE.match(text)
+        if oob:
+            self._on_oob(int(oob.group(1)))
+            return
+        avg = _AVG_RE.match(text)
+        if avg:
+            self._on_avg(avg.group(1))
+            return
+        concluded = _CONCLUDED_RE.match(text)
+        if concluded:
+            self._on_concluded(concluded.group(1))
+            return
+        reducing = _REDUCING_RE.match(text)
+        if reducing:
+            opened = self.collector.open
+            target = next(iter(self._table_runs()), opened[-1] if opened else None)
+            if target is not None:
+                target.params["maxBytes_effective"] = int(reducing.group(1))
+            return
+        error = _HASH_ERROR_RE.match(text)
+        if error:
+            self.collector.add_error(text, key=text, fatal=False)
+
+    def _on_preamble(self, level: int, apply: Callable[[RunBuilder], None]) -> None:
+        collector = self.collector
+        # Runs that printed only their preamble, the last of it a moment ago, form a group of
+        # processes starting at once (each printing its own parameter line).
+        recent = (
+            [r for r in collector.open if r.preamble_only()]
+            if self.lineno - self.last_preamble_line <= CONCURRENCY_WINDOW
+            else []
+        )
+        target = next((r for r in recent if r.preamble_level < level), None)
+        if target is None:
+            # A run that got further than its preamble is over; one that only printed its
+            # preamble a moment ago belongs to a process running at the same time.
+            for run in list(collector.open):
+                if run not in recent:
+                    collector.close(run)
+            target = collector.new_run()
+            if target is None:
+                return
+        apply(target)
+        target.preamble_level = level
+        self.last_preamble_line = self.lineno
+
+    def _on_rank(self, match: re.Match[str]) -> None:
+        rank = NcclRank(
+            rank=int(match.group("rank")),
+            host=match.group("host"),
+            device=int(match.group("device")),
+            busid=match.group("busid").strip() or None,
+            gpu=match.group("gpu") or None,
+        )
+        candidates = self._table_runs()
+        target = next((r for r in candidates if rank.rank not in r.rank_numbers), None)
+        if target is None and candidates:
+            target = candidates[0]
+        if target is None:
+            self.collector.close_all()
+            target = self.collector.new_run(implicit=True)
+            if target is None:
+                return
+        target.add_rank(rank, int(match.group("pid")))
+        if rank.host and len(self.known_hosts) < 10_000:
+            self.known_hosts.add(rank.host)
+
+    def _on_elision(self) -> None:
+        opened = self.collector.open
+        if opened and opened[-1].ranks and opened[-1].layout is None:
+            opened[-1].elided = True
+
+    def _on_header(self, text: str) -> None:
+        layout = Layout.from_header(text)
+        if layout is None:
+            return
+        opened = self.collector.open
+        candidates = self._table_runs()
+        if candidates:
+            target = candidates[0]
+        elif opened and not opened[-1].rows and not opened[-1].footer:
+            target = opened[-1]  # the same header printed again
+        else:
+            self.collector.close_all()
+            made = self.collector.new_run(implicit=True)
+            if made is None:
+                return
+            target = made
+        target.layout = layout
+
+    def _on_row(self, text: str) -> None:
+        collector = self.collector
+        tokens = text.split()
+        candidates = [r for r in collector.open if r.layout is not None and not r.footer]
+        if not candidates:
+            if not MODERN_ROW_RE.match(" ".join(tokens)):
+                collector.malformed += 1
+                return
+            # A fragment that starts inside a table: assume today's column layout.
+            collector.close_all()
+            made = collector.new_run(implicit=True)
+            if made is None:
+                return
+            made.layout = MODERN
+            candidates = [made]
+        target = candidates[0] if len(candidates) == 1 else self._best_fit(candidates, tokens)
+        assert target.layout is not None
+        try:
+            row = parse_row(tokens, target.layout)
+        except BadValue:
+            collector.malformed += 1
+            return
+        if not collector.row_allowed():
+            return
+        target.rows.append(row)
+        target.last_size = row.size_bytes
+        if row.out_of_place is None:
+            target.in_place_only_rows += 1
+
+    def _best_fit(self, candidates: list[RunBuilder], tokens: list[str]) -> RunBuilder:
+        """Rows of processes printing at once: give each row to the run it continues.
+
+        Every run sweeps sizes upwards, so a row belongs to the run whose last size is the
+        largest one below it; a row smaller than all of them starts a run without rows.
+        """
+        for run in candidates:
+            self.collector.interleaved_runs.add(self.collector.runs.index(run))
+        size = int(tokens[0]) if INT_RE.match(tokens[0]) else 0
+        below = [r for r in candidates if r.rows and r.last_size < size]
+        if below:
+            return max(below, key=lambda r: r.last_size)
+        empty = [r for r in candidates if not r.rows]
+        if empty:
+            return empty[0]
+        equal = [r for r in candidates if r.last_size <= size]
+        return max(equal, key=lambda r: r.last_size) if equal else candidates[0]
+
+    def _on_oob(self, count: int) -> None:
+        target = next(
+            (
+                r
+                for r in self.collector.open
+                if r.oob is None and (r.layout or r.rows) and not r.footer
+            ),
+            None,
+        )
+        if target is None:
+            self.collector.orphan_footers += 1
+            return
+        target.oob = count
+        target.footer = True
+
+    def _on_avg(self, token: str) -> None:
+        opened = self.collector.open
+        target = next((r for r in opened if r.oob is not None and not r.avg_seen), None)
+        if target is None:
+            target = next((r for r in opened if (r.layout or r.rows) and not r.avg_seen), None)
+        if target is None:
+            self.collector.orphan_footers += 1
+            return
+        try:
+            target.avg = num(token)
+        except BadValue:
+            target.avg = None
+        target.avg_seen = True
+        target.footer = True
+        self.collector.close(target)
+
+    def _on_concluded(self, name: str) -> None:
+        for run in reversed(self.collector.runs):
+            if run.format == "text" and run.footer:
+                if run.collective_concluded is None:
+                    run.collective_concluded = name
+                break
+
+
+def _set_params(run: RunBuilder, text: str) -> None:
+    for key, value, unit in _PARAM_PAIR_RE.findall(text.lstrip("#")):
+        name = "_".join(key.split())
+        if len(run.params) >= 64:
+            break
+        run.params[name] = int(value)
+        if name == "step" and unit:
+            run.params["step_kind"] = unit
+
+
+def _set_version(run: RunBuilder, match: re.Match[str]) -> None:
+    run.nccl_tests_version = match.group("version")
+    library = match.group("library") or match.group("headers")
+    if library and len(library) <= 9:
+        run.library_code = int(library)

@@ -1,9 +1,0 @@
-from rest_framework.routers import SimpleRouter
-
-from .trace_api import TraceViewSet
-
-# SimpleRouter: the artifacts router already serves the API root at api/v1/.
-router = SimpleRouter()
-router.register("traces", TraceViewSet, basename="api-trace")
-
-urlpatterns = router.urls

@@ -1,0 +1,133 @@
+"""dcgmi diag tables (wrapped cells, fragments) and dcgmi dmon samples. Expected values read
+from the shared samples; the dmon fixture is the project's own (tests/fixtures/dcgm)."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from artifacts.fabric.parsers import dcgm
+from artifacts.parsers import detect_kind
+from artifacts.parsers.base import ParseError
+from tests.samples import TESTS_DIR, sample
+
+P4DE = "dcgm/awsome_p4de_dcgmi_diag_r2_nvlinks_expected_up_EXCERPT.txt"
+BUSY = "dcgm/godcgm_issue52_dcgmi_diag_gpu0_busy_fail_FRAGMENT.txt"
+THERMAL = "dcgm/mlengineering_dcgmi_diag_r2_gpu_memory_thermal_fail_FRAGMENT.txt"
+XID64 = "dcgm/mlengineering_dcgmi_diag_xid64_row_remap_pending_FRAGMENT.txt"
+DMON = TESTS_DIR / "fixtures" / "dcgm" / "dmon_power_temp_util.txt"
+
+
+def parse_file(relative: str) -> dcgm.DcgmResult:
+    with sample(relative).open("rb") as f:
+        return dcgm.parse(f)
+
+
+def test_full_table_metadata_sections_and_passes() -> None:
+    result = parse_file(P4DE)
+    assert result.host == "ip-172-31-35-99"
+    assert result.metadata == {
+        "dcgm_version": "3.3.3",
+        "driver_version": "535.104.12",
+        "gpu_device_ids": "20b2,20b2,20b2,20b2,20b2,20b2,20b2,20b2",
+    }
+    assert len(result.results) == 11 and all(r.result == "Pass" for r in result.results)
+    by_test = {r.test: r for r in result.results}
+    assert by_test["Denylist"].section == "Deployment"
+    assert (by_test["PCIe"].section, by_test["PCIe"].scope) == ("Integration", "All")
+    assert by_test["GPU Memory"].section == "Hardware"
+    assert result.summary()["failed"] == []
+    json.dumps(result.to_json())
+
+
+def test_pass_and_fail_lines_of_one_test_and_a_wrapped_warning() -> None:
+    result = parse_file(THERMAL)
+    assert [(r.test, r.result, r.gpus) for r in result.results] == [
+        ("GPU Memory", "Pass", (1, 2, 3, 4, 5, 6, 7)),
+        ("GPU Memory", "Fail", (0,)),
+    ]
+    [warning] = result.messages
+    assert (warning.level, warning.test, warning.gpu) == ("Warning", "GPU Memory", 0)
+    # wrapped at 45 characters mid-word ("second" + "s started") and re-joined
+    assert warning.text.startswith("GPU 0 Thermal violations totaling 13.3 seconds started")
+    assert warning.text.endswith("fans, and any other components.")
+
+
+def test_fragment_starting_mid_table_keeps_spaces_at_the_wrap() -> None:
+    result = parse_file(BUSY)
+    assert [(r.result, r.gpus) for r in result.results] == [("Pass", (1,)), ("Fail", (0,))]
+    texts = [m.text for m in result.messages]
+    assert texts[1] == (
+        "GPU 1 GPU to Host bandwidth: 12.33 GB/s, GPU 1 Host to GPU bandwidth: 13.15 GB/s, "
+        "GPU 1 bidirectional bandwidth: 22.63 GB/s"
+    )
+    assert "cuCtxCreate Check DCGM and system logs" in texts[2]  # the space before the wrap
+    assert result.summary()["failed"] == ["GPU Memory"]
+
+
+def test_unclosed_fragment_with_only_an_error_row() -> None:
+    result = parse_file(XID64)
+    [error] = result.messages
+    assert (error.level, error.section, error.gpu) == ("Error", "Deployment", 3)
+    assert error.text == "GPU 3 has uncorrectable memory errors and row remappings are pending"
+
+
+def test_dmon_samples_per_entity_and_interval() -> None:
+    result = dcgm.parse(DMON.open("rb"))
+    assert result.host == "gpu-node-09" and result.fields == ("POWER", "TEMP", "GPUTL", "SMACT")
+    rows = {(s.snapshot, s.device, s.counter): (s.value, s.unit) for s in result.samples}
+    assert rows[(0, "GPU 0", "POWER")] == (68.503, "W")
+    assert rows[(1, "GPU 0", "GPUTL")] == (98, "%")
+    assert (1, "GPU 1", "POWER") not in rows  # N/A is skipped, the columns stay aligned
+    assert rows[(1, "GPU 1", "TEMP")] == (50, "C")
+
+
+def test_nothing_of_the_kind_is_refused() -> None:
+    with pytest.raises(ParseError, match="no dcgmi diag"):
+        dcgm.parse(io.BytesIO(b"| a | b |\n"))
+
+
+@pytest.mark.parametrize("relative", [P4DE, BUSY, THERMAL, XID64])
+def test_detection(relative: str) -> None:
+    path = sample(relative)
+    assert detect_kind(path.name, path.read_bytes()) == "dcgm"
+
+
+def test_dmon_detection() -> None:
+    assert detect_kind(DMON.name, DMON.read_bytes()) == "dcgm"
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "counters/gpud_nvidia-smi_default_table_550.90.07.txt",
+        "counters/gpud_ibstat_h100_all_active.txt",
+    ],
+)
+def test_refuses_other_kinds(relative: str) -> None:
+    path = sample(relative)
+    assert not dcgm.accepts(path.name, path.read_bytes())
+
+
+ROBUST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@ROBUST
+@given(st.binary(max_size=4096))
+def test_random_bytes(data: bytes) -> None:
+    with contextlib.suppress(ParseError):
+        json.dumps(dcgm.parse(io.BytesIO(data)).to_json())
+
+
+@ROBUST
+@given(st.integers(min_value=0, max_value=1933), st.binary(max_size=8))
+def test_truncated_and_corrupted(cut: int, junk: bytes) -> None:
+    data = sample(P4DE).read_bytes()
+    for blob in (data[:cut], data[:cut] + junk + data[cut:]):
+        with contextlib.suppress(ParseError):
+            json.dumps(dcgm.parse(io.BytesIO(blob)).to_json())

@@ -1,0 +1,117 @@
+"""bpftrace and BCC histograms. Expected totals and buckets counted in the sample files."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from artifacts.fabric.parsers import ebpf_hist
+from artifacts.parsers import detect_kind
+from artifacts.parsers.base import ParseError
+from tests.samples import sample, samples
+
+RUNQLAT = "ebpf/bpftrace_runqlat_example.txt"
+BIOLATENCY = "ebpf/bcc_biolatency_example.txt"
+SSL = "ebpf/bpftrace_ssllatency_example.txt"
+
+
+def parse_file(relative: str) -> ebpf_hist.EbpfHistResult:
+    with sample(relative).open("rb") as f:
+        return ebpf_hist.parse(f)
+
+
+def test_bpftrace_power_of_two_histogram_with_k_and_m_suffixes() -> None:
+    first = parse_file(RUNQLAT).histograms[0]
+    assert (first.tool, first.name, first.unit, first.line) == ("bpftrace", "usecs", "usecs", 15)
+    assert first.buckets[0] == ebpf_hist.Bucket(0, 1, 1)  # "[0]": the single value 0
+    assert first.buckets[2] == ebpf_hist.Bucket(2, 4, 16)
+    assert first.buckets[-1] == ebpf_hist.Bucket(512 * 1024, 1024 * 1024, 1)  # [512K, 1M)
+    assert first.total == 662 and (first.p50, first.p99) == (32, 8192)
+    assert len(parse_file(RUNQLAT).histograms) == 4
+
+
+def test_bpftrace_keyed_linear_maps_overflow_bucket_and_stats() -> None:
+    result = parse_file(SSL)
+    handshake = next(h for h in result.histograms if h.key == "SSL_do_handshake")
+    assert [(b.lo, b.hi, b.count) for b in handshake.buckets] == [
+        (600, 800, 1359), (800, 1000, 12), (1000, None, 32)
+    ]  # fmt: skip
+    assert handshake.total == 1403 and handshake.p99 == 1000  # the open bucket's lower bound
+    stats = {(s.name, s.key): (s.count, s.average, s.total) for s in result.stats}
+    assert stats[("stat", "rsa_ossl_private_decrypt")] == (1403, 643, 902780)
+    assert len(result.stats) == 11  # every @stat and @statF line
+
+
+def test_bcc_tables_labels_intervals_and_python_dict_json() -> None:
+    result = parse_file(BIOLATENCY)
+    first = result.histograms[0]
+    assert (first.tool, first.name, first.total) == ("bcc", "usecs", 277)
+    assert first.buckets[0] == ebpf_hist.Bucket(0, 2, 0)  # "0 -> 1" holds 0 and 1
+    assert first.buckets[-1] == ebpf_hist.Bucket(65536, 131072, 2)
+    timed = result.histograms[1]
+    assert (timed.name, timed.interval, timed.total) == ("msecs", "06:20:16", 103)
+    disks = [h.key for h in result.histograms if h.key and h.key.startswith("disk=")]
+    assert disks == ["disk=xvdb", "disk=xvdc", "disk=xvda1"]
+    as_json = [h for h in result.histograms if h.tool == "bcc-json"]
+    assert len(as_json) == 7
+    assert (as_json[0].interval, as_json[0].unit, as_json[0].total) == (
+        "2020-12-30 14:33:03", "usecs", 124
+    )  # fmt: skip
+    assert as_json[1].key == "flags=Sync-Write"
+    extended = [h.summary for h in result.histograms if h.summary]
+    assert extended == [{"avg": 663.0, "total": 16575.0, "count": 25.0}]
+
+
+def test_bcc_funclatency_summary_lines_attach_to_their_table() -> None:
+    first = parse_file("ebpf/bcc_funclatency_example.txt").histograms[0]
+    assert first.unit == "nsecs" and first.total == 476
+    assert first.summary == {"avg": 13746.0, "total": 6543360.0, "count": 476.0}
+
+
+@pytest.mark.parametrize(
+    "relative",
+    ["ebpf/bcc_offcputime_example.txt", "ebpf/bpftrace_tcpretrans_example.txt",
+     "ebpf/bcc_tcpretrans_example.txt"],
+)  # fmt: skip
+def test_tools_without_histograms_are_refused_with_a_clear_message(relative: str) -> None:
+    with pytest.raises(ParseError, match="no bpftrace/BCC histogram"):
+        parse_file(relative)
+
+
+def test_every_histogram_sample_is_detected() -> None:
+    refused = {"bcc_offcputime_example.txt", "bpftrace_tcpretrans_example.txt",
+               "bcc_tcpretrans_example.txt"}  # fmt: skip
+    found = samples("ebpf")
+    assert found
+    for path in found:
+        kind = detect_kind(path.name, path.read_bytes()[: 64 * 1024])
+        assert kind == ("other" if path.name in refused else "ebpf_hist"), path.name
+
+
+def test_refuses_other_kinds() -> None:
+    path = sample("counters/gpud_nvidia-smi_q_560.35.03.txt")
+    assert not ebpf_hist.accepts(path.name, path.read_bytes())
+
+
+ROBUST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@ROBUST
+@given(st.binary(max_size=4096))
+def test_random_bytes(data: bytes) -> None:
+    with contextlib.suppress(ParseError):
+        json.dumps(ebpf_hist.parse(io.BytesIO(data)).to_json())
+
+
+@ROBUST
+@given(st.integers(min_value=0, max_value=8616), st.binary(max_size=8))
+def test_truncated_and_corrupted(cut: int, junk: bytes) -> None:
+    data = sample(RUNQLAT).read_bytes()
+    for blob in (data[:cut], data[:cut] + junk + data[cut:]):
+        with contextlib.suppress(ParseError):
+            json.dumps(ebpf_hist.parse(io.BytesIO(blob)).to_json())

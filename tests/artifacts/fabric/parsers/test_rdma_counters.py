@@ -1,0 +1,199 @@
+"""rdma_counters: sysfs counters/hw_counters dumps and `rdma statistic show`.
+
+Expected values read from the sample files with grep.
+"""
+# ruff: noqa: E501
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from artifacts.fabric.parsers import rdma_counters
+from artifacts.parsers import detect_kind
+from artifacts.parsers.base import ParseError
+from tests.samples import sample
+
+SYSFS = "counters/gpud_sysfs_infiniband_h100_9hca_grep_dump.txt"
+RDMA_STAT = "counters/rdma_statistic_show_roce_mlx5_optional_counters.txt"
+
+
+def parse_file(relative: str) -> rdma_counters.RdmaCountersResult:
+    with sample(relative).open("rb") as f:
+        return rdma_counters.parse(f)
+
+
+def parse_text(text: str, name: str | None = None) -> rdma_counters.RdmaCountersResult:
+    return rdma_counters.parse(io.BytesIO(text.encode()), name=name)
+
+
+def rows(result: rdma_counters.RdmaCountersResult) -> dict[tuple[object, ...], object]:
+    return {(s.device, s.port, s.counter): s.value for s in result.samples}
+
+
+def test_sysfs_grep_dump_of_nine_hcas() -> None:
+    result = parse_file(SYSFS)
+    # 9 HCAs x (21 counters/ + 26 hw_counters/) = 423 path:value counter lines.
+    assert len(result.samples) == 423
+    assert sorted({s.device for s in result.samples}) == [
+        "mlx5_0", "mlx5_1", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7", "mlx5_8", "mlx5_9", "mlx5_bond_0",
+    ]  # fmt: skip
+    v = rows(result)
+    assert v[("mlx5_0", 1, "port_rcv_data")] == 230539874932483
+    assert v[("mlx5_0", 1, "port_xmit_wait")] == 2489603687
+    assert v[("mlx5_0", 1, "excessive_buffer_overrun_errors")] == 15
+    assert v[("mlx5_1", 1, "link_downed")] == 255
+    assert v[("mlx5_0", 1, "roce_adp_retrans")] == 3
+    assert v[("mlx5_0", 1, "rx_write_requests")] == 3809045607
+    units = {s.counter: s.unit for s in result.samples}
+    assert (units["port_xmit_data"], units["port_rcv_packets"], units["out_of_buffer"]) == (
+        "4 bytes",
+        "packets",
+        "count",
+    )
+    [snapshot] = result.snapshots
+    assert snapshot.counters == 423
+
+
+def test_sysfs_attributes_become_hca_and_port_facts() -> None:
+    result = parse_file(SYSFS)
+    hcas = {h.device: h for h in result.hcas}
+    assert (hcas["mlx5_0"].firmware, hcas["mlx5_0"].hca_type, hcas["mlx5_0"].board_id) == (
+        "28.41.1000",
+        "MT4129",
+        "MT_0000000838",
+    )
+    assert hcas["mlx5_bond_0"].firmware == "32.38.3056"
+    ports = {p.device: p for p in result.ports}
+    assert len(ports) == 9
+    assert (ports["mlx5_0"].state, ports["mlx5_0"].phys_state, ports["mlx5_0"].rate_gbps) == (
+        "ACTIVE",
+        "LinkUp",
+        400.0,
+    )
+    assert ports["mlx5_0"].rate == "400 Gb/sec (4X NDR)"
+    assert (ports["mlx5_bond_0"].link_layer, ports["mlx5_bond_0"].rate_gbps) == ("Ethernet", 200.0)
+    assert result.summary()["ports_not_active"] == 0
+    json.dumps(result.to_json())
+
+
+def test_rdma_statistic_show_with_wrapped_lines_and_optional_counters() -> None:
+    result = parse_file(RDMA_STAT)
+    assert len(result.samples) == 30  # 28 default hw counters + 2 in "Optional-set:"
+    assert {(s.device, s.port) for s in result.samples} == {("rocep8s0f0", 1)}
+    names = [s.counter for s in result.samples]
+    assert names[:2] == ["rx_write_requests", "rx_read_requests"]
+    assert {
+        "rp_cnp_handled",
+        "np_ecn_marked_roce_packets",
+        "np_cnp_sent",
+        "cc_rx_ce_pkts",
+        "cc_tx_cnp_pkts",
+    } <= set(names)
+    assert {s.value for s in result.samples} == {0}
+    assert result.snapshots[0].device == "rocep8s0f0"
+
+
+def test_rdma_link_show_head_headers_prompts_and_snapshots() -> None:
+    text = """\
+[root@node12 ~]# rdma link show
+link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens1f0np0
+link mlx5_1/1 state DOWN physical_state DISABLED netdev ens1f1np1
+[root@node12 ~]# date; head /sys/class/infiniband/mlx5_0/ports/1/hw_counters/{np_cnp_sent,rp_cnp_handled}
+2024-05-01 12:00:00
+==> /sys/class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent <==
+42
+==> /sys/class/infiniband/mlx5_0/ports/1/hw_counters/rp_cnp_handled <==
+40
+2024-05-01 12:00:10
+mlx5_0/ports/1/hw_counters/np_cnp_sent:52
+mlx5_0/ports/1/hw_counters/rp_cnp_handled:47
+"""
+    result = parse_text(text)
+    assert [(p.device, p.state, p.phys_state) for p in result.ports] == [
+        ("mlx5_0", "ACTIVE", "LinkUp"),
+        ("mlx5_1", "DOWN", "Disabled"),
+    ]
+    assert {p.host for p in result.ports} == {"node12"}
+    first, second = result.snapshots
+    assert (first.captured_at, first.counters, first.device) == ("2024-05-01T12:00:00", 2, "mlx5_0")
+    assert (second.captured_at, second.counters) == ("2024-05-01T12:00:10", 2)
+    later = {s.counter: s.value for s in result.samples if s.snapshot == second.index}
+    assert later == {"np_cnp_sent": 52, "rp_cnp_handled": 47}
+    assert {s.host for s in result.samples} == {"node12"}
+
+
+def test_bare_list_takes_its_device_from_the_file_name() -> None:
+    result = parse_text(
+        "out_of_sequence:3\nrp_cnp_handled:9\n", name="gpu3_mlx5_2_port1_hw_counters.txt"
+    )
+    assert {(s.device, s.port) for s in result.samples} == {("mlx5_2", 1)}
+    anonymous = parse_text("out_of_sequence:3\n")
+    assert anonymous.samples[0].device is None
+    assert any("do not name their device" in w for w in anonymous.warnings)
+
+
+def test_nothing_of_the_kind_is_refused() -> None:
+    with pytest.raises(ParseError, match="no RDMA counters"):
+        parse_text("hello\nworld\n")
+
+
+@pytest.mark.parametrize("relative", [SYSFS, RDMA_STAT])
+def test_accepts_its_samples(relative: str) -> None:
+    path = sample(relative)
+    assert rdma_counters.accepts(path.name, path.read_bytes())
+
+
+def test_accepts_a_bare_hw_counters_listing_by_its_names() -> None:
+    listing = (
+        b"duplicate_request:0\nimplied_nak_seq_err:0\nlocal_ack_timeout_err:12\nout_of_buffer:7\n"
+    )
+    assert rdma_counters.accepts("hw_counters.txt", listing)
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [
+        "ethtool_rdma/ethq_mlx5_core_cx4lx_ubuntu1804_ethtool_S.txt",
+        "counters/lkml_bpf_mlx5_ethtool_S_nonzero_k5.15_vs_k6.5.txt",
+        "counters/gpud_ibstat_h100_all_active.txt",
+        "counters/ibv_devinfo_cx6_ib_single_hca.txt",
+        "nccl_tests/xxrjun_pair_N2_G1_ok.log",
+        "nccl_debug/raddet_nccl_info_socket_garbled_interleave.log",
+        "counters/gpud_nvidia-smi_q_560.35.03.txt",
+        "torch_profiler/hta_backward_thread_tiny.json",
+    ],
+)
+def test_refuses_other_kinds(relative: str) -> None:
+    path = sample(relative)
+    assert not rdma_counters.accepts(path.name, path.read_bytes()[: 64 * 1024])
+
+
+@pytest.mark.parametrize("relative", [SYSFS, RDMA_STAT])
+def test_the_registry_detects_it(relative: str) -> None:
+    path = sample(relative)
+    assert detect_kind(path.name, path.read_bytes()[: 64 * 1024]) == "rdma_counters"
+
+
+ROBUST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@ROBUST
+@given(st.binary(max_size=4096))
+def test_random_bytes(data: bytes) -> None:
+    with contextlib.suppress(ParseError):
+        json.dumps(rdma_counters.parse(io.BytesIO(data)).to_json())
+
+
+@ROBUST
+@given(st.integers(min_value=0, max_value=4000), st.binary(max_size=8))
+def test_truncated_and_corrupted_prefixes(cut: int, junk: bytes) -> None:
+    data = sample(SYSFS).read_bytes()[:4000] + sample(RDMA_STAT).read_bytes()
+    for blob in (data[:cut], data[:cut] + junk + data[cut:]):
+        with contextlib.suppress(ParseError):
+            rdma_counters.parse(io.BytesIO(blob))
