@@ -20,9 +20,10 @@ def test_parser_module_exposes_the_interface(kind):
 
 @pytest.mark.parametrize("kind", sorted(PARSERS))
 def test_every_kind_has_golden_tests(kind):
-    assert (ROOT / "tests" / "artifacts" / "parsers" / f"test_{kind}.py").exists(), (
-        f"kind {kind!r} has no tests/artifacts/parsers/test_{kind}.py"
-    )
+    # tests mirror the packages: artifacts.<family>.parsers... -> tests/artifacts/<family>/parsers
+    family = PARSERS[kind].split(".")[1]
+    expected = Path("tests", "artifacts", family, "parsers", f"test_{kind}.py")
+    assert (ROOT / expected).exists(), f"kind {kind!r} has no {expected}"
 
 
 @pytest.mark.parametrize("kind", sorted(PARSERS))
