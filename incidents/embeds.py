@@ -19,16 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-import pandas as pd
 from django.urls import reverse
 from django.utils.html import escape, format_html, json_script
 from django.utils.safestring import SafeString, mark_safe
 
 from artifacts.models import Artifact, BenchmarkRun
 from artifacts.runs import exports
-from incidents.static_charts import busbw_svg
 from perfhub.markdown import markdown_to_unsafe_html, sanitize_html
-from reports.figures import bandwidth_curve
 
 SHORTCODE = re.compile(r"\{\{\s*(?P<kind>[a-z_]+)(?P<args>(?:\s+[a-z_]+=[\w.:-]+)*)\s*\}\}")
 _ARG = re.compile(r"([a-z_]+)=([\w.:-]+)")
@@ -86,6 +83,13 @@ class RunChartEmbed:
         )
 
     def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str:
+        # pandas and plotly are imported when a chart is drawn, not when the registry is
+        # (every process, the command line included, loads it at start-up).
+        import pandas as pd
+
+        from incidents.static_charts import busbw_svg
+        from reports.figures import bandwidth_curve
+
         snap, pin = pinned.snapshot, pinned.pinned
         frame = pd.DataFrame(snap.get("rows", []), columns=snap.get("columns"))
         caption = format_html(

@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 from django.urls import reverse
 from django.utils.html import escape, format_html
 
 from artifacts.models import Finding, TraceSummary
 from incidents.embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg, chart_div
-from reports.figures import trace_breakdown_bars
 
 # The parts that partition a trace's GPU span, as reports.figures draws them.
 TRACE_PARTS = (
@@ -151,6 +149,11 @@ class TraceBreakdownEmbed:
         if not span:
             body = "<p class='muted'>The trace has no GPU span to break down.</p>"
         elif interactive:
+            # pandas/plotly only when a chart is drawn: this module is loaded at start-up
+            import pandas as pd
+
+            from reports.figures import trace_breakdown_bars
+
             frame = pd.DataFrame([{"label": snap.get("label", "trace"), **snap}])
             body = chart_div(trace_breakdown_bars(frame, height=220).to_json(), dom_id)
         else:

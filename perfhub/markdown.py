@@ -8,7 +8,6 @@ Links get ``rel="noopener noreferrer"``. The result is marked safe for templates
 
 from __future__ import annotations
 
-import markdown
 import nh3
 from django.utils.safestring import SafeString, mark_safe
 
@@ -41,6 +40,10 @@ _EXTENSIONS = ["fenced_code", "tables", "sane_lists"]
 
 def markdown_to_unsafe_html(text: str) -> str:
     """Markdown to HTML *before* sanitizing; only for callers that sanitize it themselves."""
+    # Imported here: it costs ~40 ms, and app start-up (command line, workers) imports this
+    # module through the embed registries without rendering anything.
+    import markdown
+
     return markdown.markdown(text or "", extensions=_EXTENSIONS, output_format="html")
 
 

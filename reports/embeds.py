@@ -27,7 +27,6 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from reports import exports
 from reports.models import Report
 
 _DOM_ID = re.compile(r"[^A-Za-z0-9_-]")
@@ -68,6 +67,10 @@ def pin_report(args: dict[str, str]) -> ReportPin:
             raise ReportEmbedError(f"report #{report_id} has no table {table_name!r} ({names})")
         snapshot["table"] = table
     else:
+        # reports.exports brings pandas and plotly: imported when an embed is pinned or
+        # drawn, not when the registry is loaded at start-up (command line, workers)
+        from reports import exports
+
         charts = exports.report_charts(report)
         chart_name = args.get("chart")
         chosen = next((c for c in charts if c.name == chart_name), None) if chart_name else None
@@ -102,6 +105,8 @@ def render_pinned(pin: ReportPin, *, interactive: bool, dom_id: str) -> SafeStri
     if chart := snap.get("chart"):
         parts.append(_chart_html(chart, interactive=interactive, dom_id=dom_id))
     if table := snap.get("table"):
+        from reports import exports  # pandas/plotly: only when drawn (see pin_report)
+
         parts.append(
             render_to_string("reports/_table.html", {"table": exports.table_context(table)})
         )
@@ -130,6 +135,8 @@ def _chart_html(chart: dict[str, Any], *, interactive: bool, dom_id: str) -> str
         from incidents.embeds import chart_div  # the embed registry lives there
 
         return chart_div(json.dumps(chart["figure"]), dom_id, css="chart report-chart")
+    from reports import exports  # pandas/plotly/kaleido: only when drawn (see pin_report)
+
     if reason := exports.images_unavailable():
         return format_html('<p class="muted small">Chart not drawn here: {}</p>', reason)
     try:

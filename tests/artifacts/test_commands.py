@@ -85,3 +85,66 @@ def test_seed_demo_loads_parsed_runs_through_ingest_and_is_idempotent():
 def test_drf_create_token_works(editor, capsys):
     call_command("drf_create_token", "eddie")
     assert "Generated token" in capsys.readouterr().out
+
+
+# What `manage.py parse` must not load: the web stack (URLconf, views, DRF's serializers and
+# views), the data libraries (pandas, numpy, plotly, kaleido), the PostgreSQL driver and Celery.
+# Each one is tens of milliseconds and megabytes before the first byte of the file is read.
+HEAVY_FOR_THE_COMMAND_LINE = (
+    "pandas",
+    "numpy",
+    "plotly",
+    "kaleido",
+    "psycopg",
+    "markdown",
+    "celery",
+    "rest_framework.serializers",
+    "rest_framework.views",
+    "drf_spectacular.openapi",
+    "perfhub.urls",
+)
+
+
+def _imported_modules(*args: str) -> set[str]:
+    """Every module `manage.py ARGS` imports, read from Python's own -X importtime log."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "manage.py", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and line.count("|") == 2
+    }
+
+
+def test_parse_command_imports_neither_the_web_stack_nor_pandas_plotly_drf():
+    modules = _imported_modules("parse", str(sample("nccl_tests/xxrjun_pair_N2_G1_ok.log")))
+    assert "artifacts.runs.parsers.nccl_tests.text" in modules  # the log was really parsed
+    assert sorted(m for m in HEAVY_FOR_THE_COMMAND_LINE if m in modules) == []
+
+
+def test_parse_and_ingest_skip_the_system_checks():
+    from artifacts.management.commands import ingest, parse
+
+    assert parse.Command.requires_system_checks == []
+    assert ingest.Command.requires_system_checks == []
+
+
+def test_celery_app_still_found_by_the_worker_and_dispatch():
+    """perfhub no longer imports Celery on import; `celery -A perfhub` and `perfhub.celery_app`
+    still find the one app (with the tasks of every app and family registered)."""
+    code = (
+        "import sys, perfhub; assert 'celery' not in sys.modules; "
+        "from celery.app.utils import find_app; app = find_app('perfhub'); "
+        "assert app is perfhub.celery_app; app.loader.import_default_modules(); "
+        "assert {'artifacts.parse', 'baselines.after_parse'} <= set(app.tasks)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -19,6 +19,9 @@ SETTLED = {Artifact.Status.PARSED, Artifact.Status.FAILED, Artifact.Status.STORE
 
 class Command(BaseCommand):
     help = "Store files as artifacts (directories are walked) and queue their parse."
+    # Ingest needs the ORM and storage only; the system checks would import every view, DRF
+    # and pandas. A broken project still fails loudly at the first query or in `manage.py check`.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("paths", nargs="+")
