@@ -7,6 +7,14 @@ printed (a tensor dump, a training log), column sets differ between ncu versions
 Time``, NVTX range columns, Block/Grid Size, Device, CC, rule columns come and go), and
 numbers carry thousands separators or locale decimal commas. Columns are found by name; the
 preamble is skipped up to the header row; rows that are not CSV are skipped and counted.
+
+ncu 2024.x/2025.x (e.g. on Blackwell) put the five rule columns at the end of the details
+header but end each metric row after ``Metric Value``: a metric row is shorter than the
+header, and only rule rows (whose metric cells are empty) run its full width. Short rows
+are therefore accepted when they stop inside that trailing rule block and are read as if
+the missing cells were empty; a row shorter than that, or one cut inside a quoted cell, is
+still a bad row. Kernels come out in ID order, so rows written in any order give the same
+result.
 """
 
 from __future__ import annotations
@@ -27,7 +35,8 @@ from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "ncu_csv"
 LABEL = "Nsight Compute CSV (--csv details or raw page)"
-VERSION = 1
+# 2: metric rows of ncu 2024+ (shorter than their header) are read; kernels sorted by ID
+VERSION = 2
 
 _HEADER = re.compile(r'^\s*"?ID"?\s*,\s*"?Process ID"?\s*,', re.M)
 # identity columns -> kernel fields; everything else in a raw page is a metric
@@ -37,6 +46,7 @@ _IDENTITY = {
     "context": "context", "stream": "stream", "block size": "block", "grid size": "grid",
     "device": "device", "cc": "cc",
 }  # fmt: skip
+_RULE_KEYS = ("rule_name", "rule_type", "rule_description", "speedup_type", "speedup")
 _LONG = {
     "section name": "section", "metric name": "metric", "metric unit": "unit",
     "metric value": "value", "rule name": "rule_name", "rule type": "rule_type",
@@ -93,6 +103,9 @@ class _State:
         self.index: dict[str, int] = {}
         self.nvtx_columns: list[int] = []
         self.metric_columns: list[int] = []
+        # Shortest row accepted: full width unless the header ends in the rule block,
+        # which ncu 2024+ leaves off metric rows (see the module docstring).
+        self.min_cells = 0
         self.units: list[str] = []
         self.expect_units = False
         self.run = 0
@@ -113,8 +126,8 @@ class _State:
             return
         if self.columns is None:
             return  # program output before the CSV
-        cells = next(csv.reader([line]), [])
-        if len(cells) != len(self.columns):
+        cells = self._fit(next(csv.reader([line]), []), line)
+        if cells is None:
             self.bad_rows += 1
             return
         if self.expect_units:
@@ -126,6 +139,22 @@ class _State:
             self._raw_row(cells)
         else:
             self._long_row(cells)
+
+    def _fit(self, cells: list[str], line: str) -> list[str] | None:
+        """The row's cells at the header's width, or None when the row does not fit it."""
+        if line.count('"') % 2:
+            # cut inside a quoted cell (the last line of a truncated file): "5,8 of "5,824"
+            # would be read as a wrong number, so the row is not read at all
+            return None
+        width = len(self.columns or ())
+        if len(cells) == width:
+            return cells
+        if len(cells) > width:
+            # "...,"" trailing separators some exporters add: harmless when empty
+            return cells[:width] if not any(c.strip() for c in cells[width:]) else None
+        if len(cells) < self.min_cells:
+            return None  # too short even for a metric row
+        return cells + [""] * (width - len(cells))
 
     def _prof_line(self, line: str) -> None:
         """==PROF== progress is noise; ==WARNING==/==ERROR== lines tell the user something."""
@@ -148,6 +177,14 @@ class _State:
         self.metric_columns = [] if long else [i for i in range(len(cells)) if i not in known]
         self.units = [""] * len(cells)
         self.expect_units = not long
+        self.min_cells = len(cells)
+        rule_columns = sorted(self.index[k] for k in _RULE_KEYS if k in self.index)
+        if (
+            long
+            and rule_columns
+            and rule_columns == list(range(len(cells) - len(rule_columns), len(cells)))
+        ):
+            self.min_cells = rule_columns[0]
         if "id" not in self.index:
             self.index["id"] = 0
 
@@ -208,7 +245,10 @@ class _State:
 
     def finish(self) -> list:
         numbers = LocaleNumbers()
-        return [b.build(numbers) for b in self.builders.values()]  # frees each raw row list
+        # ID order within each header's run: rows may arrive in any order (sorted() is
+        # stable, so kernels without a numeric ID keep the order they were first seen).
+        ordered = sorted(self.builders.items(), key=lambda item: (item[0][0], item[1].id))
+        return [b.build(numbers) for _, b in ordered]  # frees each raw row list
 
 
 def _nvtx(text: str) -> str:
