@@ -41,11 +41,14 @@ def _layout(
     fig.update_layout(**layout, **extra)
 
 
-def bandwidth_curve(rows: pd.DataFrame, *, title: str = "") -> go.Figure:
+def bandwidth_curve(
+    rows: pd.DataFrame, *, title: str = "", peak_gbps: float | None = None, peak_label: str = ""
+) -> go.Figure:
     """busbw and algbw against message size, on a log2 size axis labelled in KiB/MiB/GiB.
 
     ``rows`` has a ``size_bytes`` column and any of the ``oop_*``/``ip_*`` bandwidth columns;
-    series that are entirely empty (e.g. no in-place results) are left out.
+    series that are entirely empty (e.g. no in-place results) are left out. ``peak_gbps``
+    draws the hardware's busbw ceiling (baselines.limits) as a dashed reference line.
     """
     fig = go.Figure()
     sizes = rows["size_bytes"] if "size_bytes" in rows else pd.Series(dtype=float)
@@ -64,6 +67,13 @@ def bandwidth_curve(rows: pd.DataFrame, *, title: str = "") -> go.Figure:
                 customdata=labels,
                 hovertemplate="%{customdata}: %{y:.2f} GB/s<extra>" + name + "</extra>",
             )
+        )
+    if peak_gbps:
+        fig.add_hline(
+            y=peak_gbps,
+            line={"dash": "dash", "color": "#d62728", "width": 1},
+            annotation_text=peak_label or f"peak {peak_gbps:g} GB/s",
+            annotation_position="top left",
         )
     _layout(fig, title, height=420, legend_y=-0.25, hovermode="x unified")
     fig.update_xaxes(type="log", title="message size", **_log2_ticks(sizes))

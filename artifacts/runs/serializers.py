@@ -49,3 +49,25 @@ class RunDetailSerializer(RunBriefSerializer):
 def _absolute(serializer: serializers.Serializer, path: str) -> str:
     request = serializer.context.get("request")
     return request.build_absolute_uri(path) if request else path
+
+
+class EfficiencySizeSerializer(serializers.Serializer):
+    size_bytes = serializers.IntegerField()
+    busbw_gbps = serializers.FloatField(allow_null=True)
+    pct_of_peak = serializers.FloatField(allow_null=True)
+
+
+class RunEfficiencySerializer(serializers.Serializer):
+    """``GET /api/v1/runs/{id}/efficiency/`` (docs/efficiency.md)."""
+
+    run = serializers.IntegerField()
+    peak_busbw_gbps = serializers.FloatField(help_text="GB/s the bottleneck allows")
+    bottleneck = serializers.ChoiceField(
+        choices=["nvlink", "network", "pcie", "nic_line_rate", "override"]
+    )
+    model = serializers.JSONField(
+        help_text="inputs with value, unit and source; the bounds considered; topology; notes"
+    )
+    large_message = EfficiencySizeSerializer(allow_null=True)
+    threshold_pct = serializers.FloatField()
+    sizes = EfficiencySizeSerializer(many=True)

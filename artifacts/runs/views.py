@@ -11,6 +11,7 @@ from artifacts.runs import exports
 from artifacts.runs.forms import RunFilterForm
 from artifacts.runs.models import BenchmarkRun
 from artifacts.runs.querysets import run_filter_options, runs_filtered
+from baselines.limits.reads import RunEfficiency, run_efficiency
 from perfhub.paging import page_of
 from reports.figures import bandwidth_curve
 
@@ -41,14 +42,25 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return json_response(f"run-{run.pk}.json", exports.run_as_json(run))
     rows = pd.DataFrame(exports.run_measurement_rows(run), columns=exports.MEASUREMENT_COLUMNS)
     title = f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks"
+    efficiency = run_efficiency(run)
+    known = efficiency if isinstance(efficiency, RunEfficiency) else None
+    pct = known.pct_by_size() if known else {}
+    measurements = list(run.measurements.all())
+    peak = known.peak.peak_busbw_gbps if known else None
+    label = f"peak {peak:g} GB/s ({known.bottleneck_label})" if known and peak else ""
     return render(
         request,
         "runs/run_detail.html",
         {
             "run": run,
             "ranks": run.ranks.all(),
-            "measurements": run.measurements.all(),
-            "chart": bandwidth_curve(rows).to_json() if len(rows) else None,
+            "measurements": measurements,
+            "rows": [(m, pct.get(m.size_bytes)) for m in measurements],
+            "efficiency": known,
+            "efficiency_reason": None if known else getattr(efficiency, "reason", ""),
+            "chart": bandwidth_curve(rows, peak_gbps=peak, peak_label=label).to_json()
+            if len(rows)
+            else None,
             "title": title,
         },
     )
