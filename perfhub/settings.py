@@ -173,6 +173,11 @@ PERFHUB_MAX_UPLOAD_BYTES = env_int("PERFHUB_MAX_UPLOAD_BYTES", 2 * 1024**3)
 PERFHUB_MAX_DECOMPRESSED_BYTES = env_int("PERFHUB_MAX_DECOMPRESSED_BYTES", 32 * 1024**3)
 PERFHUB_MAX_GZIP_RATIO = env_int("PERFHUB_MAX_GZIP_RATIO", 200)
 PERFHUB_PAGE_SIZE = env_int("PERFHUB_PAGE_SIZE", 50)
+# A large-message nccl-tests run below this share (%) of its hardware's peak busbw is a
+# finding (docs/efficiency.md); a profile's limits.efficiency_threshold_pct overrides it.
+PERFHUB_EFFICIENCY_THRESHOLD_PCT = env_int("PERFHUB_EFFICIENCY_THRESHOLD_PCT", 70)
+if not 1 <= PERFHUB_EFFICIENCY_THRESHOLD_PCT <= 100:
+    raise ValueError("PERFHUB_EFFICIENCY_THRESHOLD_PCT must be a percentage from 1 to 100")
 FILE_UPLOAD_TEMP_DIR = str(VAR_DIR / "tmp")
 Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 
