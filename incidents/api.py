@@ -15,6 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from incidents.bundles.services import bundle_request
+from incidents.grouping import grouped_for
 from incidents.models import (
     ALL_MILESTONES,
     ActionItem,
@@ -51,7 +52,7 @@ from incidents.serializers import (
     PostMortemSerializer,
     PostMortemWriteSerializer,
     SuggestionDecisionSerializer,
-    SuggestionSerializer,
+    SuggestionItemSerializer,
     TimelineEventPatchSerializer,
     TimelineEventSerializer,
     TimelineEventWriteSerializer,
@@ -75,7 +76,6 @@ from incidents.services import (
     timeline_event_create,
     timeline_event_update,
 )
-from incidents.suggestions import suggestions_for
 
 _INCIDENT_FILTERS = [
     OpenApiParameter("status", str, enum=Incident.Status.values),
@@ -262,11 +262,11 @@ class IncidentViewSet(
 
     # --- suggestions and timeline ---------------------------------------------------------
 
-    @extend_schema(responses={200: SuggestionSerializer(many=True)}, summary="Suggested events")
+    @extend_schema(responses={200: SuggestionItemSerializer(many=True)}, summary="Suggested events")
     @action(detail=True, methods=["get"], url_path="suggested-events")
     def suggested_events(self, request: Request, pk: str | None = None) -> Response:
-        suggestions = suggestions_for(self.get_object())
-        return Response(SuggestionSerializer(suggestions, many=True).data)
+        suggestions = grouped_for(self.get_object())
+        return Response(SuggestionItemSerializer(suggestions, many=True).data)
 
     @extend_schema(
         request=SuggestionDecisionSerializer,

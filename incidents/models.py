@@ -77,6 +77,9 @@ class Incident(models.Model):
     hardware_generation = models.CharField(
         max_length=40, blank=True, db_index=True, help_text="e.g. H100, H200, B200, MI300X"
     )
+    # What the evidence said and the editor accepted (incidents/facts.py): GPUs, NICs, the
+    # software stack (nccl, cuda, driver, kernel, firmware) and the impact window.
+    environment = models.JSONField(default=dict, blank=True)
     owner = models.ForeignKey(
         User, null=True, blank=True, on_delete=models.SET_NULL, related_name="owned_incidents"
     )
@@ -142,13 +145,15 @@ class MilestoneRecord(models.Model):
         MANUAL = "manual", "set by hand"
         STATUS = "status", "status change"
         ARTIFACT = "artifact", "derived from an artifact"
+        ALERTMANAGER = "alertmanager", "from Alertmanager"
+        WEBHOOK = "webhook", "from an alerting webhook"
 
     incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="milestones")
     milestone = models.CharField(
         max_length=20, choices=[(m, MILESTONE_LABELS[m]) for m in ALL_MILESTONES]
     )
     at = models.DateTimeField(null=True, blank=True, help_text="null: cleared")
-    source = models.CharField(max_length=10, choices=Source.choices)
+    source = models.CharField(max_length=12, choices=Source.choices)
     artifact = models.ForeignKey(Artifact, null=True, blank=True, on_delete=models.SET_NULL)
     override = models.BooleanField(default=False, help_text="accepted although out of order")
     note = models.CharField(max_length=300, blank=True)
@@ -203,6 +208,9 @@ class TimelineEvent(models.Model):
     link_url = models.CharField(max_length=500, blank=True)
     # Set when the event came from an accepted suggestion (see incidents/suggestions.py).
     suggestion_key = models.CharField(max_length=200, blank=True)
+    # An accepted group of suggestions (incidents/grouping.py) links to every member: their
+    # keys, artifacts, runs, findings/alerts, hosts and ranks.
+    sources = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -517,3 +525,129 @@ class RedactionPattern(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class FactRecord(models.Model):
+    """An incident fact taken from the evidence (a proposal of incidents/facts.py):
+    which field, the value accepted (possibly edited), and where it was read."""
+
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="fact_records")
+    field = models.CharField(max_length=40)
+    value = models.TextField(blank=True)
+    source = models.CharField(max_length=300, blank=True, help_text="where the value was read")
+    artifact = models.ForeignKey(Artifact, null=True, blank=True, on_delete=models.SET_NULL)
+    edited = models.BooleanField(default=False, help_text="the editor changed the proposal")
+    set_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+    recorded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.field} of incident {self.incident_id}"
+
+
+class PostMortemReview(models.Model):
+    """A reviewer's comment on a post-mortem, optionally on one paragraph, optionally asking
+    for changes. Open change requests block publishing (``PERFHUB_POSTMORTEM_REVIEW``)."""
+
+    class Verdict(models.TextChoices):
+        COMMENT = "comment", "comment"
+        CHANGES = "changes", "changes requested"
+        APPROVED = "approved", "approved"
+
+    postmortem = models.ForeignKey(PostMortem, on_delete=models.CASCADE, related_name="reviews")
+    reviewer = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+    verdict = models.CharField(max_length=8, choices=Verdict.choices, default=Verdict.COMMENT)
+    revision = models.PositiveIntegerField(help_text="the revision reviewed")
+    paragraph = models.PositiveIntegerField(null=True, blank=True, help_text="0-based")
+    quote = models.TextField(blank=True, help_text="the paragraph's text when commented")
+    text = models.TextField(blank=True, help_text="Markdown")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(
+        User, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.verdict} on {self.postmortem}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.resolved_at is None
+
+
+class WebhookReceiver(models.Model):
+    """An alerting tool allowed to open incidents: its token (stored as sha256) and how its
+    labels map to incident fields (``label_map``; see incidents/alerting/labels.py)."""
+
+    class Kind(models.TextChoices):
+        ALERTMANAGER = "alertmanager", "Prometheus Alertmanager"
+        GENERIC = "generic", "generic JSON (Grafana alerting)"
+
+    name = models.SlugField(max_length=60, unique=True)
+    kind = models.CharField(max_length=12, choices=Kind.choices, default=Kind.ALERTMANAGER)
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    label_map = models.JSONField(default=dict, blank=True, help_text="overrides of the default")
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class AlertLink(models.Model):
+    """Which incident an alert group (``groupKey``) or one alert (fingerprint) belongs to, so
+    a re-sent or repeated notification updates that incident instead of opening another."""
+
+    receiver = models.ForeignKey(WebhookReceiver, on_delete=models.CASCADE, related_name="links")
+    group_key = models.CharField(max_length=500, blank=True, db_index=True)
+    fingerprint = models.CharField(max_length=200, blank=True, db_index=True)
+    incident = models.ForeignKey(Incident, on_delete=models.CASCADE, related_name="alert_links")
+    status = models.CharField(max_length=10, default="firing")
+    labels = models.JSONField(default=dict, blank=True)
+    starts_at = models.DateTimeField(null=True, blank=True)
+    ends_at = models.DateTimeField(null=True, blank=True)
+    first_seen = models.DateTimeField(auto_now_add=True)
+    last_seen = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["first_seen", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["receiver", "group_key", "fingerprint"], name="alert_link_once"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.fingerprint or self.group_key} -> incident {self.incident_id}"
+
+
+class WebhookCall(models.Model):
+    """Every call to a webhook receiver, kept as received so it can be read and replayed."""
+
+    receiver = models.ForeignKey(
+        WebhookReceiver, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls"
+    )
+    kind = models.CharField(max_length=12)
+    received_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    remote_addr = models.CharField(max_length=64, blank=True)
+    body = models.TextField(blank=True)
+    status_code = models.PositiveSmallIntegerField()
+    outcome = models.TextField(blank=True, help_text="what the call did, or why it was refused")
+    incidents = models.ManyToManyField(Incident, blank=True, related_name="webhook_calls")
+    replay_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="replays"
+    )
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} call {self.pk} ({self.status_code})"

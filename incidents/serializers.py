@@ -169,6 +169,24 @@ class SuggestionSerializer(serializers.Serializer):
     link_url = serializers.CharField(help_text="page of the finding or alert")
 
 
+class SuggestionItemSerializer(SuggestionSerializer):
+    """A suggestion or a group of suggestions of one symptom (``key`` starts with ``group:``);
+    accepting or rejecting a group decides every member."""
+
+    count = serializers.IntegerField(help_text="reports folded into this item (1: a single one)")
+    hosts = serializers.SerializerMethodField()
+    ranks = serializers.SerializerMethodField()
+    members = SuggestionSerializer(many=True, help_text="the individual lines of a group")
+
+    def get_hosts(self, item: Any) -> list[str]:
+        return list(getattr(item, "hosts", None) or ([item.host] if item.host else []))
+
+    def get_ranks(self, item: Any) -> list[int]:
+        if hasattr(item, "ranks"):
+            return list(item.ranks)
+        return [item.rank] if item.rank is not None else []
+
+
 class SuggestionDecisionSerializer(serializers.Serializer):
     key = serializers.CharField(max_length=200)
     kind = serializers.ChoiceField(choices=TimelineEvent.Kind.choices, required=False)
@@ -183,9 +201,9 @@ class TimelineEventSerializer(serializers.ModelSerializer):
         model = TimelineEvent
         fields = [
             "id", "incident", "at", "kind", "text", "key", "author", "artifact", "run",
-            "ref_kind", "ref_id", "link_url", "suggestion_key", "created_at",
+            "ref_kind", "ref_id", "link_url", "suggestion_key", "sources", "created_at",
         ]  # fmt: skip
-        read_only_fields = ["incident", "suggestion_key", "created_at"]
+        read_only_fields = ["incident", "suggestion_key", "sources", "created_at"]
 
 
 class TimelineEventWriteSerializer(serializers.Serializer):

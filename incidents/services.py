@@ -16,6 +16,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from artifacts.models import Artifact, BenchmarkRun
+from incidents.facts import ENVIRONMENT_FIELDS as FACT_ENVIRONMENT_FIELDS
+from incidents.facts import FIELDS as FACT_FIELDS
+from incidents.facts import LIST_FIELDS as FACT_LIST_FIELDS
+from incidents.grouping import SuggestionGroup, find_open
 from incidents.models import (
     ALL_MILESTONES,
     MILESTONE_LABELS,
@@ -24,6 +28,7 @@ from incidents.models import (
     ActionItem,
     Correspondence,
     EvidenceBundle,
+    FactRecord,
     Incident,
     IncidentArtifact,
     MilestoneRecord,
@@ -33,7 +38,7 @@ from incidents.models import (
     TimelineEvent,
     VendorTicket,
 )
-from incidents.suggestions import Suggestion, suggestion_by_key
+from incidents.suggestions import Suggestion
 
 
 class IncidentError(Exception):
@@ -291,6 +296,78 @@ def incident_detach_artifact(*, incident: Incident, artifact_id: int) -> None:
     incident.evidence.filter(artifact_id=artifact_id).delete()
 
 
+# --- facts proposed from the evidence -----------------------------------------------------
+
+
+@transaction.atomic
+def incident_accept_fact(
+    *,
+    incident: Incident,
+    field: str,
+    value: Any,
+    by: Any,
+    source: str = "",
+    artifact_id: int | None = None,
+    edited: bool = False,
+) -> FactRecord:
+    """Write one fact proposed by incidents/facts.py (as proposed, or as the editor changed
+    it) and record where it came from. Lists are merged with what the incident already has;
+    the impact window sets "impact started" to its first symptom when that is earlier or
+    unset."""
+    if field not in FACT_FIELDS:
+        raise IncidentError(f"unknown fact {field!r}; one of: {', '.join(FACT_FIELDS)}")
+    if field in FACT_LIST_FIELDS:
+        items = value if isinstance(value, list) else str(value or "").split(",")
+        value = [str(v).strip() for v in items if str(v).strip()]
+        value = list(dict.fromkeys([*(_fact_value(incident, field) or []), *value]))
+    elif field == "impact_window":
+        value = _impact_window(value)
+    else:
+        value = str(value or "").strip()
+    if not value:
+        raise IncidentError(f"{field}: give a value")
+    artifact = Artifact.objects.filter(pk=artifact_id).first() if artifact_id else None
+    if field in FACT_ENVIRONMENT_FIELDS:
+        incident.environment = {**(incident.environment or {}), field: value}
+        incident.save(update_fields=["environment", "updated_at"])
+    else:
+        incident_update(incident=incident, by=by, **{field: value})
+    if field == "impact_window":
+        first = datetime.fromisoformat(value["first"])
+        if incident.impact_started_at is None or first < incident.impact_started_at:
+            incident_set_milestone(
+                incident=incident, milestone="impact_started", at=first, by=by,
+                artifact=artifact, override=True, note=f"first symptom: {source}"[:300],
+            )  # fmt: skip
+    return FactRecord.objects.create(
+        incident=incident, field=field, value=str(value)[:5000], source=source[:300],
+        artifact=artifact, edited=edited, set_by=_user(by),
+    )  # fmt: skip
+
+
+def _fact_value(incident: Incident, field: str) -> Any:
+    if field in FACT_ENVIRONMENT_FIELDS:
+        return (incident.environment or {}).get(field)
+    return getattr(incident, field)
+
+
+def _impact_window(value: Any) -> dict[str, str]:
+    """{"first", "last"} ISO times, from the proposal's dict or an edited "a to b" text."""
+    if isinstance(value, dict):
+        parts = [str(value.get("first") or ""), str(value.get("last") or "")]
+    else:
+        parts = [p.strip() for p in re.split(r"\s+to\s+", str(value or ""), maxsplit=1)]
+    try:
+        first, last = (datetime.fromisoformat(p) for p in [*parts, parts[0]][:2])
+    except ValueError:
+        raise IncidentError("impact window: two ISO times, 'first to last'") from None
+    if timezone.is_naive(first) or timezone.is_naive(last):
+        raise IncidentError("impact window: times need a zone (…Z or +00:00)")
+    if last < first:
+        raise IncidentError("impact window: the last symptom is before the first")
+    return {"first": first.isoformat(), "last": last.isoformat()}
+
+
 # --- timeline -----------------------------------------------------------------------------
 
 
@@ -362,8 +439,13 @@ def suggestion_accept(
 ) -> TimelineEvent:
     """Turn a suggestion into a timeline event linked to its source artifact/run and, for
     findings and baseline alerts, to the finding/alert (``ref_kind``/``ref_id``/``link_url``).
-    The event keeps the source's own time, microseconds included."""
+    The event keeps the source's own time, microseconds included.
+
+    A group (``group:...``, see grouping.py) becomes one event at its first report, linked to
+    every member in ``sources``; each member counts as accepted, so none is suggested again.
+    """
     suggestion = _open_suggestion(incident, key)
+    members = list(suggestion.members) if isinstance(suggestion, SuggestionGroup) else []
     try:
         with transaction.atomic():
             event = timeline_event_create(
@@ -375,31 +457,45 @@ def suggestion_accept(
                 ref_kind=suggestion.ref_kind or suggestion.source, ref_id=suggestion.ref_id,
                 link_url=suggestion.link_url, suggestion_key=suggestion.key,
             )  # fmt: skip
-            SuggestionDecision.objects.create(
-                incident=incident, key=key, decision=SuggestionDecision.Decision.ACCEPTED,
-                event=event, decided_by=_user(by),
-            )  # fmt: skip
+            if members:
+                event.sources = suggestion.sources()  # type: ignore[union-attr]
+                event.save(update_fields=["sources"])
+            SuggestionDecision.objects.bulk_create(
+                _decision(incident, k, SuggestionDecision.Decision.ACCEPTED, by, event)
+                for k in [key, *(m.key for m in members)]
+            )
     except IntegrityError:
         raise IncidentError(f"suggestion {key} was already decided") from None
     return event
 
 
 def suggestion_reject(*, incident: Incident, key: str, by: Any) -> SuggestionDecision:
-    _open_suggestion(incident, key)
+    """Reject a suggestion; rejecting a group rejects each of its members too."""
+    suggestion = _open_suggestion(incident, key)
+    members = [m.key for m in suggestion.members]
     try:
         with transaction.atomic():
-            return SuggestionDecision.objects.create(
-                incident=incident, key=key, decision=SuggestionDecision.Decision.REJECTED,
-                decided_by=_user(by),
-            )  # fmt: skip
+            decisions = SuggestionDecision.objects.bulk_create(
+                _decision(incident, k, SuggestionDecision.Decision.REJECTED, by)
+                for k in [key, *members]
+            )
     except IntegrityError:
         raise IncidentError(f"suggestion {key} was already decided") from None
+    return decisions[0]
 
 
-def _open_suggestion(incident: Incident, key: str) -> Suggestion:
+def _decision(
+    incident: Incident, key: str, decision: str, by: Any, event: TimelineEvent | None = None
+) -> SuggestionDecision:
+    return SuggestionDecision(
+        incident=incident, key=key, decision=decision, event=event, decided_by=_user(by)
+    )
+
+
+def _open_suggestion(incident: Incident, key: str) -> Suggestion | SuggestionGroup:
     if incident.decisions.filter(key=key).exists():
         raise IncidentError(f"suggestion {key} was already decided")
-    suggestion = suggestion_by_key(incident, key)
+    suggestion = find_open(incident, key)
     if suggestion is None:
         raise IncidentError(f"no suggestion {key!r} for this incident's evidence")
     return suggestion

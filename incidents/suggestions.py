@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.db.models import Q
 
@@ -80,6 +81,18 @@ class Suggestion:
     ref_kind: str = ""
     ref_id: str = ""
     link_url: str = ""
+    # What grouping.py folds suggestions by: the same symptom ("watchdog_timeout|ALLGATHER|1")
+    # reported by many ranks, hosts or runs is one moment on the timeline. Blank: never folded.
+    symptom: str = ""
+    symptom_label: str = ""  # "NCCL watchdog timeout in ALLGATHER seq 1"
+    host: str = ""
+    rank: int | None = None
+    detail: str = ""  # what the group text adds, e.g. "120 s" for a watchdog timeout
+
+    # A single suggestion reads like a group of one (grouping.SuggestionGroup).
+    is_group: ClassVar[bool] = False
+    count: ClassVar[int] = 1
+    members: ClassVar[tuple[Suggestion, ...]] = ()
 
 
 Suggester = Callable[[Artifact], Iterable[Suggestion]]
@@ -161,6 +174,7 @@ def from_log_events(artifact: Artifact) -> Iterator[Suggestion]:
         text += f"`{_code_span(str(event.get('text', ''))[:400])}`"
         if repeats and repeats > 1:
             text += f" (repeated {repeats} times)"
+        symptom, label, detail = log_symptom(kind, details, str(event.get("text", "")))
         yield Suggestion(
             key=f"{prefix}:{tag}:{event.get('line', count)}:{kind}",
             at=at,
@@ -169,6 +183,11 @@ def from_log_events(artifact: Artifact) -> Iterator[Suggestion]:
             source=source,
             artifact_id=artifact.pk,
             approximate_time=approximate,
+            symptom=f"{source}|{symptom}",
+            symptom_label=label,
+            host=str(event.get("host") or ""),
+            rank=event.get("rank") if isinstance(event.get("rank"), int) else None,
+            detail=detail,
         )
         count += 1
         if count >= MAX_PER_ARTIFACT:
@@ -206,6 +225,10 @@ def from_findings(artifact: Artifact) -> Iterator[Suggestion]:
             ref_kind="finding",
             ref_id=str(finding.pk),
             link_url=finding.get_absolute_url(),
+            # One rule raised on many hosts (ports down on 12 hosts) folds into one group.
+            symptom=f"finding|{finding.rule}|{finding.severity}",
+            symptom_label=f"{finding.get_severity_display()} finding {finding.rule}",
+            host=finding.host,
         )
 
 
@@ -258,6 +281,11 @@ def from_baseline_alerts(artifact: Artifact) -> Iterator[Suggestion]:
             ref_kind="alert",
             ref_id=str(worst.pk),
             link_url=worst.get_absolute_url(),
+            # Alerts of one alert summary (one change, many runs/artifacts) fold together.
+            symptom=f"alert|{summary.pk}|{kind}",
+            symptom_label=f"Baseline {worst.get_kind_display()} "
+            f"({summary.change_text or 'alert summary'})",
+            host=artifact.host,
         )
 
 
@@ -337,6 +365,44 @@ _EVENT_LABELS = {
     "fm_nvlink_failure": "Fabric Manager: NVLink failure",
     "fm_error": "Fabric Manager error",
 }
+
+
+# Addresses, ports, pointers and pids differ between ranks reporting the same NCCL WARN;
+# dropping them lets "Got completion from peer 10.1.0.1<48221> with error 12" on 8 ranks
+# read as one symptom. Error codes and vendor errors stay: they tell symptoms apart.
+_VOLATILE = re.compile(
+    r"(?:\b\d{1,3}(?:\.\d{1,3}){3}\b|::ffff:\S+|<\d+>|\b0x[0-9a-fA-F]+\b|"
+    r"\b[0-9a-fA-F]{2}(?::[0-9a-fA-F]{2}){5}\b)"
+)
+_WARN_HEAD = re.compile(r".*?NCCL WARN\s*")
+
+
+def log_symptom(kind: str, details: dict[str, Any], text: str) -> tuple[str, str, str]:
+    """(symptom id, label, detail) of a log event: what makes two lines the same problem.
+
+    A watchdog timeout is one symptom per collective and sequence number (every rank of the
+    job reports it); a WARN per message with the addresses taken out; an Xid per number.
+    """
+    if kind == "watchdog_timeout":
+        collective, seq = details.get("collective") or "?", details.get("seq")
+        timeout = details.get("timeout_ms")
+        detail = f"{timeout / 1000:g} s" if isinstance(timeout, int | float) else ""
+        label = f"NCCL watchdog timeout in {collective} seq {seq}"
+        return f"{kind}|{collective}|{seq}", label, detail
+    if kind in ("watchdog_exception", "work_timeout"):
+        seq = details.get("seq")
+        label = f"{_EVENT_LABELS.get(kind, kind)} at work {seq}"
+        return f"{kind}|{details.get('pg')}|{seq}", label, ""
+    if kind == "xid":
+        return f"xid|{details.get('xid')}", f"GPU Xid {details.get('xid', '?')}", ""
+    if kind == "nic_link":
+        state = str(details.get("state") or "change")
+        return f"nic_link|{state}", f"NIC link {state}", ""
+    if kind in ("nccl_warn", "nccl_error", "dist_backend_error", "comm_abort"):
+        message = _VOLATILE.sub("…", _WARN_HEAD.sub("", text, count=1)).strip()[:160]
+        label = f"{_EVENT_LABELS.get(kind, kind)}: {message}" if message else _EVENT_LABELS[kind]
+        return f"{kind}|{message}", label, ""
+    return kind, _event_label(kind, details), ""
 
 
 def _timeline_kind(kind: str, details: dict[str, Any]) -> str | None:

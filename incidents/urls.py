@@ -22,6 +22,7 @@ urlpatterns = [
         views.suggestion_decide,
         name="incident-suggestion",
     ),
+    path("incidents/<int:pk>/facts/", views.fact_accept, name="incident-fact-accept"),
     path("incidents/<int:pk>/events/", views.event_add, name="incident-event-add"),
     path(
         "incidents/<int:pk>/events/<int:event_id>/",

@@ -24,6 +24,8 @@ from django.views.decorators.http import require_POST
 from artifacts import exports
 from incidents import metrics
 from incidents.bundles.docs import human_duration, iso
+from incidents.facts import environment_rows
+from incidents.facts import propose as propose_facts
 from incidents.figures import timeline_figure
 from incidents.forms import (
     ActionItemCloseForm,
@@ -36,6 +38,7 @@ from incidents.forms import (
     StatusForm,
     TimelineEventForm,
 )
+from incidents.grouping import grouped_for
 from incidents.models import (
     ALL_MILESTONES,
     MILESTONE_LABELS,
@@ -57,6 +60,7 @@ from incidents.services import (
     IncidentError,
     action_item_create,
     action_item_update,
+    incident_accept_fact,
     incident_attach_artifacts,
     incident_create,
     incident_detach_artifact,
@@ -68,7 +72,6 @@ from incidents.services import (
     timeline_event_create,
     timeline_event_update,
 )
-from incidents.suggestions import suggestions_for
 from perfhub.roles import can_edit
 
 INCIDENT_CSV_COLUMNS = (
@@ -225,7 +228,9 @@ def incident_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "selected_kinds": kinds,
         "key_only": key_only,
         "evidence": evidence,
-        "suggestions": suggestions_for(incident),
+        "suggestions": grouped_for(incident),
+        "fact_proposals": propose_facts(incident) if editor else [],
+        "environment_rows": environment_rows(incident),
         "action_items": incident.action_items.select_related(
             "owner", "ticket", "verification_artifact"
         ),
@@ -361,6 +366,27 @@ def suggestion_decide(request: HttpRequest, pk: int, decision: str) -> HttpRespo
     except IncidentError as exc:
         messages.error(request, str(exc))
     return _back(incident, "suggestions")
+
+
+@require_POST
+@editor_required
+def fact_accept(request: HttpRequest, pk: int) -> HttpResponse:
+    """Accept a fact proposed from the evidence, as proposed or as the editor changed it."""
+    incident = get_object_or_404(Incident, pk=pk)
+    field, value = request.POST.get("field", ""), request.POST.get("value", "")
+    artifact_id = request.POST.get("artifact_id", "")
+    try:
+        incident_accept_fact(
+            incident=incident, field=field, value=value, by=request.user,
+            source=request.POST.get("source", ""),
+            artifact_id=int(artifact_id) if artifact_id.isdigit() else None,
+            edited=value.strip() != request.POST.get("proposed", "").strip(),
+        )  # fmt: skip
+    except IncidentError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"{field.replace('_', ' ').capitalize()} saved.")
+    return _back(incident, "facts")
 
 
 @require_POST

@@ -64,6 +64,9 @@ class Page(models.Model):
     tags = models.JSONField(default=list, blank=True)
     applies_to = models.JSONField(default=dict, blank=True)
     settings = models.JSONField(default=list, blank=True, help_text="structured recipe settings")
+    # Symptoms the page explains (knowledge/symptoms.py): "rule:<finding rule>",
+    # "log:<log event kind>", "xid:<n>", "alert:<alert kind>". Like aliases, not revisioned.
+    symptoms = models.JSONField(default=list, blank=True)
     verify_interval_days = models.PositiveIntegerField(
         default=DEFAULT_VERIFY_INTERVAL_DAYS, help_text="0: verification never expires"
     )

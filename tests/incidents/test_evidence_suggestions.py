@@ -320,7 +320,10 @@ def test_api_lists_accepts_and_rejects_finding_suggestions(editor_api, editor, i
         == 201
     )
     listed = editor_api.get(url + "suggested-events/").json()
-    findings = [s for s in listed if s["source"] == "finding"]
+    # three ports down: one rule, so one group whose members are the three findings
+    (group,) = [s for s in listed if s["source"] == "finding"]
+    assert group["key"].startswith("group:") and group["count"] == 3
+    findings = group["members"]
     assert len(findings) == 3 and all(
         s["link_url"].startswith("/fabric/findings/") for s in findings
     )
@@ -338,6 +341,7 @@ def test_api_lists_accepts_and_rejects_finding_suggestions(editor_api, editor, i
     )
     assert rejected.status_code == 204
     left = {s["key"] for s in editor_api.get(url + "suggested-events/").json()}
+    assert group["key"] not in left  # what is left of the group is one finding
     assert findings[0]["key"] not in left and findings[1]["key"] not in left
     assert findings[2]["key"] in left
     assert SuggestionDecision.objects.filter(incident=incident).count() == 2
