@@ -1,16 +1,26 @@
-from django.contrib import admin
+import secrets
 
+from django import forms
+from django.contrib import admin, messages
+
+from incidents.alerting.labels import effective
+from incidents.alerting.services import token_digest
 from incidents.models import (
     ActionItem,
+    AlertLink,
     Correspondence,
     EvidenceBundle,
+    FactRecord,
     Incident,
     PostMortem,
+    PostMortemReview,
     PostMortemRevision,
     RedactionPattern,
     Tag,
     TimelineEvent,
     VendorTicket,
+    WebhookCall,
+    WebhookReceiver,
 )
 
 
@@ -58,3 +68,48 @@ class RedactionPatternAdmin(admin.ModelAdmin):
 
 
 admin.site.register([Tag, PostMortem, PostMortemRevision, Correspondence])
+
+
+class WebhookReceiverForm(forms.ModelForm):
+    """The token is write-only: type one (or leave empty on creation to get a random one,
+    shown once); only its sha256 is stored."""
+
+    new_token = forms.CharField(
+        required=False, help_text="set a new token (leave empty to keep the current one)"
+    )
+
+    class Meta:
+        model = WebhookReceiver
+        fields = ["name", "kind", "enabled", "label_map"]
+
+    def clean_label_map(self) -> dict:
+        value = self.cleaned_data.get("label_map") or {}
+        try:
+            effective(value)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        return value
+
+
+@admin.register(WebhookReceiver)
+class WebhookReceiverAdmin(admin.ModelAdmin):
+    form = WebhookReceiverForm
+    list_display = ["name", "kind", "enabled", "created_at"]
+
+    def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+        token = form.cleaned_data.get("new_token") or ("" if change else secrets.token_urlsafe(32))
+        if token:
+            obj.token_sha256 = token_digest(token)
+            if not form.cleaned_data.get("new_token"):
+                messages.warning(request, f"Token of {obj.name} (shown once): {token}")
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(WebhookCall)
+class WebhookCallAdmin(admin.ModelAdmin):
+    list_display = ["id", "received_at", "kind", "receiver", "status_code", "outcome"]
+    list_filter = ["kind", "status_code"]
+    readonly_fields = ["received_at"]
+
+
+admin.site.register([AlertLink, FactRecord, PostMortemReview])
