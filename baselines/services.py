@@ -31,6 +31,7 @@ from baselines.comparing import RECENT_RUNS, comparison_refresh, earlier_runs, i
 from baselines.evidence_store import evidence_refresh
 from baselines.filing import FiledRun, run_file, run_is_usable
 from baselines.host_facts import FACT_KINDS, FACTS_WINDOW
+from baselines.limits.findings import efficiency_findings_refresh
 from baselines.models import (
     Alert,
     AlertSummary,
@@ -134,6 +135,8 @@ def runs_evaluate(*, runs: Sequence[BenchmarkRun], notify: bool = True) -> Evalu
     with transaction.atomic():
         mappings = list(HostProfileMapping.objects.select_related("profile"))
         filed = [run_file(run=run, mappings=mappings) for run in runs]
+        # Runs far below their hardware's peak become findings (docs/efficiency.md).
+        efficiency_findings_refresh(runs=[f.run for f in filed])
         # One evaluation per profile at a time: two workers filing runs of the same series
         # must not both decide they raise the first alert of a change.
         profile_ids = sorted({f.context.profile_id for f in filed})

@@ -57,6 +57,12 @@ from artifacts.fabric.host_checks import (
     RpFilterStrict,
     SysctlCompare,
 )
+from baselines.limits.checks import (
+    KB_LINK_HEALTH,
+    BelowPeak,
+    LinkBelowHost,
+    PortBelowAdapterMax,
+)
 
 __all__ = [
     "CRITICAL", "EVENT_RULES", "FACT_RULES", "INFO", "RULES", "RULES_BY_ID", "SEVERITY_RANK",
@@ -808,6 +814,65 @@ EVENT_RULES = (
         kinds=frozenset({"fm_error"}),
     ),
 )
+
+# --- link rates and efficiency (docs/efficiency.md) -------------------------------------------
+
+LINK_RATE_RULES: tuple[FactRule, ...] = (
+    FactRule(
+        id="link_width_below_host",
+        title="Link {device} runs {value}x wide, expected {expected}x",
+        explanation=(
+            "mlxlink shows {device} on {host} active at {value} lanes ({speed}) while "
+            "{expected} was expected ({basis}). A link that lost lanes moves a fraction of "
+            "its rate, and NCCL's evenly striped rails all wait for it: reseat or replace the "
+            "cable or transceiver, check the switch port."
+        ),
+        kb=KB_LINK_HEALTH,
+        check=LinkBelowHost("width"),
+    ),
+    FactRule(
+        id="link_speed_below_host",
+        title="Link {device} runs at {value} Gb/s, expected {expected}",
+        explanation=(
+            "mlxlink shows {device} on {host} active at {value} Gb/s ({speed}) while {expected} "
+            "Gb/s was expected ({basis}). A link that negotiated a lower speed bounds every "
+            "ring through its rail: check the cable, the module and the switch port's speed."
+        ),
+        kb=KB_LINK_HEALTH,
+        check=LinkBelowHost("speed"),
+    ),
+    FactRule(
+        id="port_below_adapter_max",
+        title="Port {device}/{port} at {rate_gbps:g} Gb/s, its {adapter} can do {max_gbps:g}",
+        explanation=(
+            "{device} port {port} on {host} is active at {rate_gbps:g} Gb/s; a {adapter} runs "
+            "up to {max_gbps:g} Gb/s (datasheet, docs/efficiency.md). When other ports of the "
+            "host are faster this one trained down; when all run alike, check that the cables "
+            "and switch were meant to run at this speed."
+        ),
+        kb=KB_LINK_HEALTH,
+        check=PortBelowAdapterMax(),
+    ),
+)
+
+EFFICIENCY_RULES: tuple[FactRule, ...] = (
+    FactRule(
+        id="run_below_peak",
+        title="{collective} at {pct_of_peak:.1f}% of its {peak_busbw_gbps:g} GB/s peak "
+        "({bottleneck})",
+        explanation=(
+            "Run {index} ({collective}, {ranks} ranks on {nodes} node(s)) reaches "
+            "{busbw_gbps:g} GB/s busbw at large messages, {pct_of_peak:.1f}% of the "
+            "{peak_busbw_gbps:g} GB/s its hardware allows, below the {threshold_pct:g}% "
+            "threshold. Suspected bottleneck: {bottleneck_label} ({explanation}). "
+            "What to check: {checks}."
+        ),
+        kb="nccl-tests-methodology",
+        check=BelowPeak(),
+    ),
+)
+
+FACT_RULES = (*FACT_RULES, *LINK_RATE_RULES, *EFFICIENCY_RULES)
 
 RULES: tuple[Rule, ...] = (*COUNTER_RULES, *FACT_RULES, *EVENT_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

@@ -316,6 +316,9 @@ def test_every_rule_is_covered_by_a_case_here() -> None:
 
     covered = set(COUNTER_CASES) | set(FACT_CASES) | set(EVENT_CASES) | {"pfc_storm_events_total"}
     covered |= set(HOST_FACT_CASES) | set(HOST_EVENT_CASES)
+    from tests.baselines.limits.test_findings import LIMITS_RULE_IDS  # docs/efficiency.md
+
+    covered |= LIMITS_RULE_IDS
     assert covered == set(rules.RULES_BY_ID)
 
 
