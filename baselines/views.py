@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from artifacts import exports
 from artifacts.models import BenchmarkRun
 from baselines import charts, querysets, services
+from baselines.alert_charts import alert_charts, summary_charts
 from baselines.comparing import comparison_preview, stack_of, version_comparison
 from baselines.forms import (
     AlertFilterForm,
@@ -448,7 +449,7 @@ def alert_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(
         request,
         "baselines/alert_detail.html",
-        {"alert": alert, "form": form, "changes": changes},
+        {"alert": alert, "form": form, "changes": changes, **alert_charts(alert)},
     )
 
 
@@ -512,6 +513,7 @@ def summary_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "alerts": alerts,
             "changes": changes,
             "form": SummaryStatusForm(),
+            **summary_charts(summary),
         },
     )
 
