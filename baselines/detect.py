@@ -34,17 +34,23 @@ import json
 import math
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, fields, replace
+from datetime import datetime
 from typing import Any, Literal
 
 import numpy as np
 
-from baselines.methods import hampel, pelt, step_test, variance_scan
-from baselines.methods.robust import diff_sigma, diff_sigma_q90, sigma_floor
+from baselines.methods import drift, hampel, noise, pelt, seasonal, step_test, variance_scan
+from baselines.methods.robust import (
+    diff_sigma,
+    diff_sigma_q90,
+    relative_change_pct,
+    sigma_floor,
+)
 
 Direction = Literal["higher", "lower"]  # which way is better
 ChangeDirection = Literal["regression", "improvement"]
-ChangeKind = Literal["step", "variance"]
+ChangeKind = Literal["step", "variance", "drift"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +66,11 @@ class ChangePoint:
     log ratio of spreads).
     ``end_index`` is set on a step that is undone by a later step within one window (a short
     regression): the index where the level came back.
+    ``drift``: the level moved gradually, a sustained slope beyond the noise. ``index`` is the
+    first point of the drift and ``end_index`` its last one (always set); ``before``/``after``
+    are the fitted levels there, ``magnitude_pct`` the change between them in percent of
+    ``before``, ``rate_pct`` that change per ``rate_unit`` ("day" when the points have times,
+    "run" otherwise) and ``score`` the slope's t statistic (against the long-run noise).
     """
 
     index: int
@@ -70,14 +81,18 @@ class ChangePoint:
     after: float = math.nan
     score: float = 0.0
     end_index: int | None = None
+    rate_pct: float | None = None  # drift only: % of ``before`` per rate_unit
+    rate_unit: Literal["day", "run"] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
-        for key in ("magnitude_pct", "before", "after", "score"):
+        for key in ("magnitude_pct", "before", "after", "score", "rate_pct"):
             value = data[key]
-            data[key] = round(value, 6) if math.isfinite(value) else None
-        if self.end_index is None:
-            del data["end_index"]
+            if value is not None:
+                data[key] = round(value, 6) if math.isfinite(value) else None
+        for key in ("end_index", "rate_pct", "rate_unit"):
+            if getattr(self, key) is None:
+                del data[key]
         return data
 
 
@@ -111,6 +126,12 @@ class Tuning:
     variance_min_window: int = 30  # near the series' ends windows may shrink to this
     variance_z: float = 8.0  # normalised log spread ratio (≈ 1.8x the spread at full windows)
     variance_min_ratio: float = 1.4  # spread ratio between whole regimes, either way
+    drift_min_pct: float = 3.0  # smallest drift reported: total change, % of the level
+    drift_z: float = 5.0  # slope t statistic, against the long-run (AR(1)-aware) noise
+    drift_penalty: float = 3.0  # line segmentation penalty per segment, x log(n) noise units
+    drift_min_len: int = 15  # points a drift must span
+    season_max_ratio: float = 0.6  # lag-p / lag-1 difference spread that means a pattern
+    max_period: int = 24  # longest repeating pattern looked for (0: none), in points
 
     def __post_init__(self) -> None:
         problems = []
@@ -124,7 +145,17 @@ class Tuning:
             problems.append("hampel_half_window must be >= 1 and max_outlier_run >= 0")
         if self.variance_min_ratio < 1.0:
             problems.append("variance_min_ratio must be >= 1")
-        thresholds = (self.min_magnitude_pct, self.step_z, self.penalty, self.min_abrupt_z)
+        if self.drift_min_len < 3 or self.max_period < 0 or not 0 < self.season_max_ratio < 1:
+            problems.append("need drift_min_len >= 3, max_period >= 0, 0 < season_max_ratio < 1")
+        thresholds = (
+            self.min_magnitude_pct,
+            self.step_z,
+            self.penalty,
+            self.min_abrupt_z,
+            self.drift_min_pct,
+            self.drift_z,
+            self.drift_penalty,
+        )
         if any(not math.isfinite(t) or t < 0 for t in thresholds) or self.outlier_k <= 0:
             problems.append("thresholds must be finite and non-negative (outlier_k positive)")
         if problems:
@@ -155,6 +186,58 @@ def _regime_sigmas(x: np.ndarray, bounds: list[int], base: float, scale: float) 
     return sigma
 
 
+def _drifts(
+    cleaned: np.ndarray,
+    steps: list[step_test.StepStat],
+    breaks: tuple[int, ...],
+    base_sigma: float,
+    phi: float,
+    kappa: float,
+    scale: float,
+    direction: Direction,
+    tune: Tuning,
+) -> list[ChangePoint]:
+    """Drift change points: the series without its outliers and without the confirmed steps
+    (each taken out by its jump), segmented into lines."""
+    destepped = cleaned.copy()
+    for s in steps:
+        destepped[s.index :] -= s.jump
+    sigma_lr = noise.marginal_from_diff_sigma(base_sigma, phi) * kappa
+    found = []
+    for d in drift.find(
+        destepped,
+        sigma_lr,
+        scale,
+        kappa=kappa,
+        penalty=tune.drift_penalty,
+        min_z=tune.drift_z,
+        min_pct=tune.drift_min_pct,
+        min_len=tune.drift_min_len,
+        breaks=breaks,
+    ):
+        # Levels as they were: the steps before the drift's start and end put back.
+        shift_start = sum(s.jump for s in steps if s.index <= d.start)
+        shift_end = sum(s.jump for s in steps if s.index <= d.end)
+        before, after = d.start_value + shift_start, d.end_value + shift_end
+        change = d.end_value - d.start_value
+        pct = relative_change_pct(before, before + change, scale)
+        found.append(
+            ChangePoint(
+                index=d.start,
+                direction=_step_direction(change, direction),
+                magnitude_pct=pct,
+                kind="drift",
+                before=before,
+                after=after,
+                score=d.z,
+                end_index=d.end,
+                rate_pct=pct / max(1, d.end - d.start),
+                rate_unit="run",
+            )
+        )
+    return found
+
+
 def _step_direction(delta: float, direction: Direction) -> ChangeDirection:
     better = delta > 0 if direction == "higher" else delta < 0
     return "improvement" if better else "regression"
@@ -169,7 +252,14 @@ def _analyse(
     level = float(np.median(x))
     scale = max(abs(level), float(np.mean(np.abs(x))))
     rounding_sigma = resolution / math.sqrt(12.0)  # sd of a uniform rounding error
+    # A repeating pattern (weekly rhythm of nightly runs) is taken out first: every stage
+    # after this one sees levels, slopes and noise only.
+    if tune.max_period >= 2 and resolution == 0:
+        x, _ = seasonal.remove(x, max_period=tune.max_period, max_ratio=tune.season_max_ratio)
     base_sigma = max(sigma_floor(diff_sigma(x), scale), rounding_sigma)
+    # AR(1)-like noise: window means and slopes wander more than independent points allow.
+    phi = noise.ar1_phi(x)
+    kappa = noise.long_run_factor(phi)
 
     # The scan reads the raw series: cleaning spikes first would also strip the minority level
     # of a series that flips between two levels. Its clipping and threshold absorb spikes.
@@ -220,6 +310,7 @@ def _analyse(
         min_z=tune.step_z,
         min_pct=tune.min_magnitude_pct,
         min_abrupt_z=tune.min_abrupt_z,
+        kappa=kappa,
     )
     steps = step_test.confirm(cleaned, sigma, candidates, rules, scale)
 
@@ -267,6 +358,8 @@ def _analyse(
                 end_index=end,
             )
         )
+    breaks = tuple(sorted({*(s.index for s in kept), *(v.index for v in variance)}))
+    found.extend(_drifts(cleaned, kept, breaks, base_sigma, phi, kappa, scale, direction, tune))
     for v in variance:
         before_sigma = float(sigma[v.index - 1])
         after_sigma = float(sigma[v.index])
@@ -291,6 +384,7 @@ def detect(
     *,
     direction: Direction = "higher",
     resolution: float = 0.0,
+    times: Sequence[Any] | None = None,
     **tuning: Any,
 ) -> Detection:
     """Change points and outliers of a series given in order (oldest first).
@@ -298,7 +392,9 @@ def detect(
     Non-finite values (NaN, ±inf) are not analysed and are listed as outliers; indices always
     refer to positions in ``values``. Fewer than ``2 x min_segment`` finite points give no
     change points. ``resolution`` is the absolute print step of the values (0 = exact; see
-    stage 7 of the module docstring). ``tuning`` overrides fields of :class:`Tuning`.
+    stage 7 of the module docstring). ``times`` (optional, one per value: datetimes, or
+    numbers of seconds) turn a drift's rate into percent per day instead of per run.
+    ``tuning`` overrides fields of :class:`Tuning`.
     """
     if direction not in ("higher", "lower"):
         raise ValueError(f"direction must be 'higher' or 'lower', not {direction!r}")
@@ -324,21 +420,48 @@ def detect(
     def back(v: float) -> float:
         return float(np.ldexp(v, exponent)) if math.isfinite(v) else v
 
-    change_points = tuple(
-        ChangePoint(
-            index=int(positions[c.index]),
-            direction=c.direction,
-            magnitude_pct=c.magnitude_pct,
-            kind=c.kind,
-            before=back(c.before),
-            after=back(c.after),
-            score=c.score,
-            end_index=None if c.end_index is None else int(positions[c.end_index]),
+    day_of = _days(times, arr.size)
+    change_points = []
+    for c in found:
+        index = int(positions[c.index])
+        end = None if c.end_index is None else int(positions[c.end_index])
+        rate, unit = c.rate_pct, c.rate_unit
+        if c.kind == "drift" and end is not None:
+            # Per day where the points have times (and the drift took time), per run else.
+            span = (day_of[end] - day_of[index]) if day_of is not None else 0.0
+            rate, unit = (
+                (c.magnitude_pct / span, "day")
+                if span > 0
+                else (c.magnitude_pct / max(1, end - index), "run")
+            )
+        change_points.append(
+            replace(
+                c,
+                index=index,
+                magnitude_pct=float(c.magnitude_pct),
+                before=back(c.before),
+                after=back(c.after),
+                score=float(c.score),
+                end_index=end,
+                rate_pct=None if rate is None else float(rate),
+                rate_unit=unit,
+            )
         )
-        for c in found
-    )
     all_outliers = sorted({*bad, *(int(positions[i]) for i in outliers)})
-    return Detection(change_points=change_points, outliers=tuple(all_outliers))
+    return Detection(change_points=tuple(change_points), outliers=tuple(all_outliers))
+
+
+def _days(times: Sequence[Any] | None, n: int) -> list[float] | None:
+    """Each point's time in days (datetimes, or numbers of seconds), or None without times."""
+    if times is None:
+        return None
+    if len(times) != n:
+        raise ValueError(f"times has {len(times)} entries for {n} values")
+    days = []
+    for t in times:
+        seconds = t.timestamp() if isinstance(t, datetime) else float(t)
+        days.append(seconds / 86400.0)
+    return days
 
 
 # ---------------------------------------------------------------------------------------- CLI
@@ -382,6 +505,18 @@ def read_series(lines: Sequence[str] | Any) -> tuple[list[str], list[float]]:
     if header is None:
         raise CsvError("empty file: expected a header 'x,value' and one row per point")
     return xs, values
+
+
+def _times_of(xs: Sequence[str]) -> list[datetime] | None:
+    """The x labels as datetimes when every one is an ISO date or date-time (so a drift's
+    rate can be per day), else None (versions, run numbers: rates per run)."""
+    try:
+        times = [datetime.fromisoformat(x) for x in xs]
+    except ValueError:
+        return None
+    if any(t.tzinfo is None for t in times) and any(t.tzinfo is not None for t in times):
+        return None  # naive and aware times cannot be subtracted
+    return times or None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -429,6 +564,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         values,
         direction=args.direction,
         resolution=args.resolution,
+        times=_times_of(xs),
         min_magnitude_pct=args.min_magnitude_pct,
     )
     out = result.to_json()

@@ -15,7 +15,15 @@ against the dip only, not the recovery after it). A candidate is a step when
    trend is well pinned down), the step coefficient is itself significant (``min_abrupt_z``
    standard errors) and explains at least half the difference.
    Drift makes neighbouring windows differ too, but a line absorbs it and leaves no step, so
-   drift does not become a staircase of step alerts.
+   drift does not become a staircase of step alerts;
+4. **a jump, not a bend**: with the slope also free to change at i (line + step + kink), the
+   jump that is left must still be at least ``min_pct`` percent of the level. A smooth trend
+   that bends (growth that slows, a curve) is fitted by the kink alone and leaves no jump, so
+   it is reported as drift (``drift.py``), never as a step.
+
+The standard error of window means is multiplied by ``kappa``, the long-run factor of the
+noise (``noise.py``): under AR(1) noise a window mean wanders more than independent points
+would let it.
 
 A side shorter than ``short`` points must also *be* a level: all its points (all but one
 from five points on) nearer the new level than the old. Two spikes next to a normal point
@@ -47,6 +55,7 @@ class StepStat:
     abrupt: float  # line+step estimate of the step / difference of means
     abrupt_z: float  # that estimate over its standard error
     passes: bool
+    jump: float = 0.0  # the step left when the slope may also change at i (line + step + kink)
 
 
 @dataclass(frozen=True)
@@ -59,6 +68,7 @@ class StepRules:
     min_abrupt_z: float = 4.0
     short: int = 10
     short_boost: float = 1.0
+    kappa: float = 1.0  # long-run noise factor: sqrt((1 + phi) / (1 - phi)) for AR(1) noise
 
 
 def _step_in_line(t: np.ndarray, v: np.ndarray, i: int) -> tuple[float, float, float]:
@@ -71,6 +81,32 @@ def _step_in_line(t: np.ndarray, v: np.ndarray, i: int) -> tuple[float, float, f
     resid = v - design @ coef
     spread = MAD_TO_SIGMA * float(np.median(np.abs(resid - np.median(resid))))
     return float(coef[2]), math.sqrt(float(np.linalg.inv(gram)[2, 2])), spread
+
+
+def _clip_around_line(v: np.ndarray, sigma: float, c: float = 2.5) -> np.ndarray:
+    """v with each point pulled to within c·sigma of the side's own least-squares line: a
+    stray point cannot drag the fit, yet a side that trends keeps its slope (clipping around
+    the median would flatten a ramp into a level and fake a step where it bends)."""
+    if v.size < 3:
+        return np.clip(v, np.median(v) - c * sigma, np.median(v) + c * sigma)
+    t = np.arange(v.size, dtype=float)
+    slope, intercept = np.polyfit(t, v, 1)
+    fit = intercept + slope * t
+    return fit + np.clip(v - fit, -c * sigma, c * sigma)
+
+
+def _jump_with_kink(t: np.ndarray, v: np.ndarray, i: int) -> float:
+    """The step coefficient of v ~ a + b·t + c·[t ≥ i] + d·(t - i)·[t ≥ i]: the jump at i once
+    the slope may change there too (0 when either side is too short to have a slope)."""
+    after = t >= i
+    if int(np.count_nonzero(after)) < 3 or int(np.count_nonzero(~after)) < 3:
+        return float("nan")
+    scale = max(1.0, float(t.std()))
+    tc = (t - t.mean()) / scale
+    kink = np.where(after, (t - i) / scale, 0.0)
+    design = np.column_stack((np.ones_like(tc), tc, after.astype(float), kink))
+    coef, *_ = np.linalg.lstsq(design, v, rcond=None)
+    return float(coef[2])
 
 
 def _required_z(shorter: int, rules: StepRules) -> float:
@@ -109,12 +145,7 @@ def evaluate(
 
     tlo, thi = max(prev, i - rules.trend_window), min(nxt, i + rules.trend_window)
     wide_l, wide_r = y[tlo:i], y[i:thi]
-    clipped = np.concatenate(
-        (
-            np.clip(wide_l, np.median(wide_l) - 2.5 * sig_l, np.median(wide_l) + 2.5 * sig_l),
-            np.clip(wide_r, np.median(wide_r) - 2.5 * sig_r, np.median(wide_r) + 2.5 * sig_r),
-        )
-    )
+    clipped = np.concatenate((_clip_around_line(wide_l, sig_l), _clip_around_line(wide_r, sig_r)))
     gamma, unit_se, misfit = _step_in_line(np.arange(tlo, thi, dtype=float), clipped, i)
     inflate = 1.0
     if thi - tlo >= 12:
@@ -122,12 +153,16 @@ def evaluate(
         # wanders, or the regime sigma is optimistic), the scatter around the fitted
         # line + step is larger than that sigma, and the evidence is worth that much less.
         inflate = max(1.0, misfit / model)
-    se = math.sqrt(sig_l**2 / n_l + sig_r**2 / n_r) * inflate
+    se = math.sqrt(sig_l**2 / n_l + sig_r**2 / n_r) * inflate * rules.kappa
     delta = after - before
     z = delta / se
     pct = relative_change_pct(before, after, scale)
     abrupt = gamma / delta if delta else 0.0
-    abrupt_z = abs(gamma) / (unit_se * model * inflate)
+    abrupt_z = abs(gamma) / (unit_se * model * inflate * rules.kappa)
+    jump = _jump_with_kink(np.arange(tlo, thi, dtype=float), clipped, i)
+    if not math.isfinite(jump):
+        jump = gamma
+    jump_pct = relative_change_pct(before, before + jump, scale)
     passes = (
         _is_level(left, after, before, rules.short)
         and _is_level(right, before, after, rules.short)
@@ -135,8 +170,10 @@ def evaluate(
         and abs(pct) >= rules.min_pct
         and abrupt >= 0.5
         and abrupt_z >= rules.min_abrupt_z
+        and abs(jump_pct) >= rules.min_pct
+        and jump * delta > 0
     )
-    return StepStat(i, lo, hi, before, after, z, pct, abrupt, abrupt_z, passes)
+    return StepStat(i, lo, hi, before, after, z, pct, abrupt, abrupt_z, passes, jump)
 
 
 def confirm(
