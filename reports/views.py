@@ -81,6 +81,10 @@ def _create_from_form(request: HttpRequest, kind: str) -> Report | None:
         return None
 
 
+# Kinds built from two hardware profiles (the same builder form).
+PROFILE_KINDS = ("profiles", "npi")
+
+
 def _report_input(request: HttpRequest, kind: str) -> dict[str, Any]:
     """report_create's arguments from the builder form of this kind."""
     if kind in ARTIFACT_GROUPINGS:
@@ -90,7 +94,7 @@ def _report_input(request: HttpRequest, kind: str) -> dict[str, Any]:
             "artifact_ids": data["artifact"],
             "group_by": data["group_by"] or "artifact",
         }
-    if kind == "profiles":
+    if kind in PROFILE_KINDS:
         data = _cleaned(ProfilesReportForm(request.POST, profiles=profile_choices()))
         return {"title": data["title"], "profile_ids": [data["profile_a"], data["profile_b"]]}
     data = _cleaned(RunsReportForm(request.POST))
@@ -140,7 +144,7 @@ def _builder_context(request: HttpRequest, kind: str) -> dict[str, Any]:
             }
         ),
         "profiles_form": ProfilesReportForm(
-            params if request.method == "POST" and kind == "profiles" else None,
+            params if request.method == "POST" and kind in PROFILE_KINDS else None,
             profiles=profile_choices(),
         ),
         "profiles_unavailable": unavailable["profiles"],

@@ -17,6 +17,7 @@ from reports.kinds.base import ReportInputError, ReportKind, ReportKindUnavailab
 KINDS: dict[str, str] = {
     "runs": "reports.kinds.runs",
     "profiles": "reports.kinds.profiles",
+    "npi": "reports.kinds.npi",
     "traces": "reports.kinds.traces",
     "counters": "reports.kinds.counters",
 }
