@@ -9,6 +9,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from baselines.facts import COMPONENT_LABELS
+from baselines.limits.model import override_errors
 from baselines.models import (
     VERSION_FIELDS,
     Alert,
@@ -32,8 +33,19 @@ class ProfileForm(forms.ModelForm):
         fields = [
             "slug", "name", "gpu_model", "gpu_generation", "gpu_match", "gpus_per_node", "nvlink",
             "nvswitch", "nic_model", "nic_speed_gbps", "nics_per_node", "fabric", "topology_notes",
+            "limits",
         ]  # fmt: skip
         widgets = {"topology_notes": forms.Textarea(attrs={"rows": 3})}
+        help_texts = {
+            "limits": 'hardware limit overrides (docs/efficiency.md), e.g. {"nvlink_busbw_gbps": '
+            '450, "nics_per_node": 8}; a value here wins over evidence and the datasheet',
+        }
+
+    def clean_limits(self) -> dict[str, Any]:
+        limits = self.cleaned_data.get("limits") or {}
+        if errors := override_errors(limits):
+            raise forms.ValidationError(errors)
+        return dict(limits)
 
 
 class MappingForm(forms.ModelForm):

@@ -9,6 +9,7 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from artifacts.models import BenchmarkRun
+from baselines.limits.model import override_errors
 from baselines.models import (
     Alert,
     AlertSummary,
@@ -53,9 +54,14 @@ class ProfileSerializer(PageUrlMixin, serializers.ModelSerializer):
         fields = [
             "id", "slug", "name", "page_url", "gpu_model", "gpu_generation", "gpu_match",
             "gpus_per_node", "nvlink", "nvswitch", "nic_model", "nic_speed_gbps", "nics_per_node",
-            "fabric", "topology_notes", "auto_created", "hosts", "created_at",
+            "fabric", "topology_notes", "limits", "auto_created", "hosts", "created_at",
         ]  # fmt: skip
         read_only_fields = ["auto_created", "created_at"]
+
+    def validate_limits(self, value: Any) -> Any:
+        if errors := override_errors(value or {}):
+            raise serializers.ValidationError(errors)
+        return value or {}
 
 
 class StackSerializer(PageUrlMixin, serializers.ModelSerializer):

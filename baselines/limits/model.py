@@ -44,6 +44,23 @@ OVERRIDES = (
 )  # fmt: skip
 
 
+def override_errors(limits: Any) -> list[str]:
+    """What is wrong with a profile's ``limits`` (empty when it is fine): known keys only,
+    positive numbers, ``peak_busbw_gbps`` also as ``{collective: number}``."""
+    if not isinstance(limits, Mapping):
+        return ['limits must be a JSON object, e.g. {"nvlink_busbw_gbps": 450}']
+    errors = []
+    for key, value in limits.items():
+        if key not in OVERRIDES:
+            errors.append(f"unknown limit {key!r}; known: {', '.join(OVERRIDES)}")
+        elif key == "peak_busbw_gbps" and isinstance(value, Mapping):
+            errors += [f"peak_busbw_gbps.{k}: not a positive number" for k, v in value.items()
+                       if _num(v) is None]  # fmt: skip
+        elif _num(value) is None:
+            errors.append(f"{key}: {value!r} is not a positive number")
+    return errors
+
+
 @dataclass(frozen=True)
 class Value:
     value: Any
