@@ -10,12 +10,15 @@ Inputs understood (the output shape is documented in docs/formats.md, "## nccl_t
 * upstream ``-J/--output_file`` JSON (JSON_FILE_VERSION 2/3), read incrementally;
 * the ``--json`` console line of the nccl-tests PR #318 fork (``"identifier": "nccl-tests
   structured output"``), with or without junk lines before it, possibly cut short;
-* rccl-tests ``-Z json`` JSON lines (one record per size and in/out-of-place).
+* rccl-tests ``-Z json`` JSON lines (one record per size and in/out-of-place);
+* fragments: a results table without its preamble, even with its header's ``#`` lost.
 
 This module is the registry entry point; the work is done by the package's modules: text
 (text tables), json (JSON and JSON lines, on jsoncursor), table (column layouts and rows),
 lines (prefix stripping, markers), run (mutable per-run and per-file state), results (the
-frozen result and its warnings), model (the dataclasses) and values (tokens to values).
+frozen result and its warnings), infer (the collective of a table that names none, from
+its busbw/algbw ratio, its columns and the file name), model (the dataclasses) and values
+(tokens to values).
 
 Pure Python, no Django. Memory is bounded by the results kept (rows, ranks), never by the
 size of the log: lines are read one by one with a length cap and debug lines are not kept.
@@ -60,13 +63,19 @@ from artifacts.runs.parsers.nccl_tests.run import (
     MAX_RUNS,
     Collector,
 )
+from artifacts.runs.parsers.nccl_tests.table import Layout, parse_row
 from artifacts.runs.parsers.nccl_tests.text import (
+    BARE_HEADER_RE,
     CONCURRENCY_WINDOW,
     MAX_PENDING_CHARS,
     TextReader,
     iter_lines,
 )
-from artifacts.runs.parsers.nccl_tests.values import decode_nccl_version, normalise_collective
+from artifacts.runs.parsers.nccl_tests.values import (
+    BadValue,
+    decode_nccl_version,
+    normalise_collective,
+)
 
 __all__ = [
     "CONCURRENCY_WINDOW",
@@ -114,10 +123,17 @@ def accepts(name: str, head: bytes) -> bool:
     if _looks_like_json_doc(text):
         return True
     rows = 0
+    layout: Layout | None = None  # of a column header that lost its '#'
     for raw in text.splitlines():
-        # A marker starts "#", an RCCL record holds "busBw", a result row names its data
-        # type; prefix stripping only removes text, so a line with none of them is skipped.
-        if "#" not in raw and "busBw" not in raw and not _ROW_TYPE.search(raw):
+        # A marker starts "#", an RCCL record holds "busBw", a bare column header holds
+        # "busbw", a result row names its data type; prefix stripping only removes text,
+        # so a line with none of them is skipped.
+        if (
+            "#" not in raw
+            and "busBw" not in raw
+            and "busbw" not in raw
+            and not _ROW_TYPE.search(raw)
+        ):
             continue
         line = strip_prefixes(raw.lstrip())
         if "(), " in line:
@@ -127,17 +143,38 @@ def accepts(name: str, head: bytes) -> bool:
             return True
         if line.startswith("{") and is_rccl_record(line):
             return True
-        if MODERN_ROW_RE.match(" ".join(line.split())):
+        if BARE_HEADER_RE.match(line):
+            layout = Layout.from_header(line)
+            continue
+        tokens = line.split()
+        if layout is not None and _fits(tokens, layout):
+            return True  # a fragment: the bare header and a numeric row in its layout
+        if MODERN_ROW_RE.match(" ".join(tokens)):
             rows += 1
             if rows >= 3:
                 return True
     return False
 
 
-def parse(stream: BinaryIO) -> NcclTestsResult:
-    """Parse nccl-tests output; ParseError (and nothing else) when it cannot be read."""
+def _fits(tokens: list[str], layout: Layout) -> bool:
+    """A results row that reads under ``layout``: integers, a type name, numeric columns."""
+    if len(tokens) < 4 or not (tokens[0].isdigit() and tokens[1].isdigit()):
+        return False
     try:
-        return _parse(stream)
+        parse_row(tokens, layout)
+    except BadValue:
+        return False
+    return True
+
+
+def parse(stream: BinaryIO, name: str | None = None) -> NcclTestsResult:
+    """Parse nccl-tests output; ParseError (and nothing else) when it cannot be read.
+
+    ``name`` is the upload's file name: a table that names no collective is matched to one
+    by its numbers first and by this name second (``all_reduce``, ``ar_``, ``bcast``...).
+    """
+    try:
+        return _parse(stream, name)
     except ParseError:
         raise
     except OSError as exc:  # storage trouble, not the file's fault: worth a retry
@@ -146,10 +183,11 @@ def parse(stream: BinaryIO) -> NcclTestsResult:
         raise ParseError(f"internal nccl_tests parser error: {type(exc).__name__}: {exc}") from exc
 
 
-def _parse(stream: BinaryIO) -> NcclTestsResult:
+def _parse(stream: BinaryIO, name: str | None) -> NcclTestsResult:
     # The whole head, even from a raw stream that trickles: it decides text versus JSON.
     head, buffered = peek(stream, HEAD_BYTES, buffer_size=64 * 1024)
     collector = Collector()
+    collector.file_name = name
     text = TextReader(collector, on_json_line=RcclLines(collector).feed)
     if _looks_like_json_doc(head.decode("utf-8", "replace").lstrip("\ufeff")):
         JsonDocuments(collector, feed=text.feed).read(buffered)

@@ -65,6 +65,14 @@ class NcclRun:
     error_column: bool
     started_at: str | None
     ended_at: str | None
+    # Where ``collective`` came from: "header", "json", "command line", "file name", the
+    # table evidence ("busbw/algbw ratio (1.75 = 2(n-1)/n with n=8)"), "ambiguous"; None
+    # when nothing says. Candidates: what the table fits when it alone cannot decide.
+    collective_source: str | None = None
+    collective_candidates: tuple[str, ...] = ()
+    # Rank count the table implies (busbw/algbw ratio, per-rank counts) when the device
+    # list does not give it (absent, elided or incomplete); ``nranks`` keeps its meaning.
+    nranks_inferred: int | None = None
 
 
 @dataclasses.dataclass(frozen=True)

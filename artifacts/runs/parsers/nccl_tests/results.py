@@ -6,9 +6,11 @@ file (what was stripped, skipped, cut or guessed) is worded here, in one place.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from artifacts.parsers.base import ParseError
+from artifacts.runs.parsers.nccl_tests.infer import Inference, infer_collective, nranks_for
 from artifacts.runs.parsers.nccl_tests.model import NcclRun, NcclTestsResult
 from artifacts.runs.parsers.nccl_tests.run import (
     MAX_LINE_BYTES,
@@ -106,9 +108,19 @@ def _resolve_version(c: Collector, b: RunBuilder, label: str, warnings: list[str
 
 
 def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]]:
-    collective = b.collective()
+    collective, source = b.named_collective()
+    inference = _infer(c, b, collective)
+    if collective is None:
+        collective, source = inference.collective, inference.source
     label = f"run {number} ({collective or 'unknown collective'})"
     warnings: list[str] = []
+    if inference.warning:
+        warnings.append(f"{label}: {inference.warning}")
+    if inference.nranks is not None:
+        warnings.append(
+            f"{label}: {inference.nranks} ranks inferred from the table (the device list "
+            "does not give the rank count); see nranks_inferred"
+        )
     version = _resolve_version(c, b, label, warnings)
     warnings.extend(_run_warnings(b, label))
     params: dict[str, Any] = {key: b.params.get(key) for key in PARAM_KEYS}
@@ -133,8 +145,36 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
         error_column=bool(b.layout and b.layout.error_column),
         started_at=b.started_at,
         ended_at=b.ended_at,
+        collective_source=source,
+        collective_candidates=inference.candidates,
+        nranks_inferred=inference.nranks,
     )
     return run, warnings
+
+
+def _infer(c: Collector, b: RunBuilder, named: str | None) -> Inference:
+    """The table's collective when the file names none, and its rank count when unknown.
+
+    A device list that is elided or has gaps only bounds the rank count from below (the
+    128-GPU README fragment lists 5 ranks), so the ratio is then fitted for any n above it.
+    """
+    listed = b.nranks()
+    complete = bool(b.ranks) and not b.elided and len(b.rank_numbers) == listed
+    known = listed if complete or (not b.ranks and b.nranks_hint) else None
+    if named is None:
+        inference = infer_collective(
+            b.rows, nranks=known, min_nranks=listed or 1, file_name=c.file_name
+        )
+    else:
+        inference = Inference(named, None, (), None, None)
+    if known is not None:
+        return dataclasses.replace(inference, nranks=None)  # the file says it already
+    n = inference.nranks
+    if named is not None and b.rows:
+        n = nranks_for(named, b.rows)
+    if n is not None and n < (listed or 1):
+        n = None  # fewer ranks than the device list shows: not a fit after all
+    return dataclasses.replace(inference, nranks=n)
 
 
 def _is_complete(b: RunBuilder) -> bool:

@@ -94,16 +94,20 @@ class RunBuilder:
             self.rank_pids.append((rank.host, pid))
 
     def collective(self) -> str | None:
-        for raw in (
-            self.collective_started,
-            self.collective_concluded,
-            self.collective_named,
-            self.command_collective,
+        return self.named_collective()[0]
+
+    def named_collective(self) -> tuple[str | None, str | None]:
+        """(collective, where the file named it): "header", "json" or "command line"."""
+        for raw, source in (
+            (self.collective_started, "header"),
+            (self.collective_concluded, "header"),
+            (self.collective_named, "json"),
+            (self.command_collective, "command line"),
         ):
             name = normalise_collective(raw)
             if name:
-                return name
-        return None
+                return name, source
+        return None, None
 
     def nranks(self) -> int | None:
         if self.ranks:
@@ -138,6 +142,8 @@ class Collector:
         self.rows_total = 0
         self.rows_dropped = 0
         self.runs_dropped = 0
+        # The upload's name: the last resort for a table that names no collective.
+        self.file_name: str | None = None
 
     def new_run(self, fmt: str = "text", *, implicit: bool = False) -> RunBuilder | None:
         if len(self.runs) >= MAX_RUNS:

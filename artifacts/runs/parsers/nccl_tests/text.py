@@ -48,6 +48,9 @@ _VERSION_RE = re.compile(
 _STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
 _CONCLUDED_RE = re.compile(r"^#\s*Collective test concluded:\s*(\S+)")
 _HEADER_RE = re.compile(r"^#\s*size\s+count\s+type\b")
+# The column header without its '#' (lost in a copy from a chat, a Markdown heading, a
+# spreadsheet): only with the bandwidth columns, so prose starting "size count type" is not.
+BARE_HEADER_RE = re.compile(r"^size\s+count\s+type\s.*\b(?:cpu)?time\s+algbw\s+busbw\b")
 _OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d{1,30})")
 _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _REDUCING_RE = re.compile(r"^#\s*Reducing maxBytes to\s+(\d{1,30})")
@@ -184,6 +187,9 @@ class TextReader:
             self._on_hash(text)
             return
         if text[0] == "{" and self.on_json_line(text):
+            return
+        if text[0] == "s" and BARE_HEADER_RE.match(text):
+            self._on_header(text)
             return
         row = _ROW_RE.match(text)
         if row:
