@@ -15,7 +15,7 @@ import pandas as pd
 from artifacts.models import Artifact, BenchmarkRun, Measurement
 from reports import comparisons as cmp
 from reports import figures
-from reports.kinds import baseline_link
+from reports.kinds import baseline_link, limits_link
 from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
 from reports.kinds.inputs import artifact_pins, measurement_points
 from reports.tables import Column, freeze, thaw
@@ -146,6 +146,7 @@ def collect(spec: ReportSpec) -> Collected:
             "runs": run_frame,
             "points": points,
             "baseline_runs": _baseline_runs(baselines, all_runs),
+            "peaks": limits_link.run_peaks(all_runs),
         },
         inputs={
             "artifacts": artifact_pins((r.artifact for r in all_runs), _parse_pin),
@@ -300,6 +301,8 @@ def compute(collected: Collected, spec: ReportSpec) -> Built:
         freeze(curves, name="curves", title="Curves: every run and size", columns=CURVE_TABLE),
         freeze(listing, name="runs", title="Runs in this report", columns=RUN_TABLE),
     ]
+    if efficiency := limits_link.efficiency_table(curves, collected.frames.get("peaks")):
+        tables.append(efficiency)
     # the size spans to shade on the charts, kept beside the table (not one of its columns)
     tables[0]["spans"] = [
         {

@@ -51,3 +51,21 @@ def test_the_builder_offers_the_npi_form(editor_client):  # type: ignore[no-unty
     page = editor_client.get("/reports/new/", {"kind": "npi"}).content.decode()
     assert "NPI evaluation: efficiency against each profile" in page
     assert 'name="kind" value="npi"' in page
+
+
+def test_runs_report_has_an_efficiency_table(editor):  # type: ignore[no-untyped-def]
+    content = sample("nccl_tests/xxrjun_singlenode_G8_h100.log").read_bytes()
+    ids = []
+    for data in (content, content + b"\n"):
+        artifact = ingest_bytes("single.log", data)
+        artifact_evaluate(artifact_id=artifact.pk, notify=False)
+        ids.append(artifact.pk)
+    report = report_create(kind="runs", title="two", artifact_ids=ids, created_by=editor)
+    assert report.status == "ready", report.error
+    rows = [r for r in records(report.table("efficiency")) if r["collective"] == "all_gather"]
+    # both files: all_gather 361.86 GB/s at 16 GiB against 450 GB/s NVLink = 80.4 %
+    assert [(r["busbw_gbps"], r["peak_busbw_gbps"], r["pct_of_peak"]) for r in rows] == [
+        (361.86, 450.0, 80.4),
+        (361.86, 450.0, 80.4),
+    ]
+    assert {r["bottleneck"] for r in rows} == {"nvlink"}
