@@ -41,3 +41,19 @@ def test_limits_are_validated_on_the_form_and_the_api(editor_client, editor_api)
         f"/api/v1/profiles/{profile.pk}/", {"limits": {"nics_per_node": -1}}, format="json"
     )
     assert response.status_code == 400
+
+
+def test_comparison_page_puts_run_and_reference_against_their_peaks(viewer_client):  # type: ignore[no-untyped-def]
+    from baselines.services import artifact_evaluate
+    from tests.reports.conftest import ingest_bytes
+    from tests.samples import sample
+
+    content = sample("nccl_tests/xxrjun_singlenode_G8_h100.log").read_bytes()
+    runs = []
+    for data in (content, content + b"\n"):
+        artifact = ingest_bytes("single.log", data)
+        artifact_evaluate(artifact_id=artifact.pk, notify=False)
+        runs.append(artifact.runs.get(collective="all_gather"))
+    page = viewer_client.get(f"/baselines/runs/{runs[1].pk}/comparison/").content.decode()
+    assert "Against the hardware" in page and "this run" in page and "reference" in page
+    assert page.count("80.4 %") == 2  # both: 361.86 / 450
