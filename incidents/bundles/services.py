@@ -14,6 +14,10 @@ Deterministic: entries sorted by name, fixed timestamps (1980-01-01) and permiss
 fixed compression level, and contents that depend only on the inputs. Binary raw files
 (NUL bytes in their first 64 KiB) cannot be redacted: they are left out when redacting and
 listed in the manifest and report; without redaction every raw file is included as stored.
+
+A redacted bundle is audited before it is published: every entry of the finished zip is
+read back, decompressed, for every original identifier (``bundle_identifiers`` plus what
+the redactor found); one left anywhere fails the bundle, with the leaks listed masked.
 """
 
 from __future__ import annotations
@@ -37,12 +41,28 @@ from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from artifacts.models import Artifact, RunRank
+from artifacts.bundles.models import BundleMember
+from artifacts.fabric.models import CounterSnapshot, Finding, HostFact, LogEvent
+from artifacts.models.core import Artifact
+from artifacts.nsight.models import NsightReport
 from artifacts.parsers.streams import HEAD_BYTES, open_decompressed
+from artifacts.runs.models import RunRank
+from artifacts.traces.models import TraceSummary
 from incidents.bundles import docs as bundle_docs
 from incidents.bundles.docs import Subject
 from incidents.models import EvidenceBundle, Incident, RedactionPattern, VendorTicket
-from incidents.redaction import Redactor, compile_pattern
+from incidents.redaction import (
+    CATEGORIES,
+    GUID,
+    HOST,
+    SERIAL,
+    USER,
+    Leak,
+    LeakAudit,
+    Redactor,
+    compile_pattern,
+    identifiers_in,
+)
 from incidents.services import IncidentError
 from perfhub import dispatch
 
@@ -146,9 +166,26 @@ def bundle_build(*, bundle_id: int) -> EvidenceBundle:
             staged = _stage(bundle, Path(tmp), progress)
             archive = Path(tmp) / "bundle.zip"
             write_deterministic_zip(archive, staged.files)
+            if staged.redactor is not None:
+                # Before the file is stored anywhere: a leaking bundle never exists outside
+                # this temporary folder.
+                audit = audit_archive(archive, staged.redactor)
+                staged.report["audit"] = audit_summary(audit)
+                if not audit.clean:
+                    raise RedactionLeakError(audit.leaks)
             digest, size = _sha256_file(archive)
             with archive.open("rb") as handle:
                 bundle.file.save(f"{bundle.pk}/{bundle.filename}", File(handle), save=False)
+    except RedactionLeakError as exc:
+        log.warning("bundle %s refused: %s", bundle.pk, exc)  # masked: safe to log
+        EvidenceBundle.objects.filter(pk=bundle.pk).update(
+            status=EvidenceBundle.Status.FAILED,
+            error=str(exc)[:2000],
+            report=staged.report,
+            finished_at=timezone.now(),
+        )
+        bundle.refresh_from_db()
+        return bundle
     except Exception as exc:
         log.exception("bundle %s failed", bundle.pk)
         EvidenceBundle.objects.filter(pk=bundle.pk).update(
@@ -170,6 +207,7 @@ def bundle_build(*, bundle_id: int) -> EvidenceBundle:
 class _Staged:
     files: list[tuple[str, Path]]  # archive path, staged file
     report: dict[str, Any]
+    redactor: Redactor | None = None  # its originals are what the audit looks for
 
 
 @dataclass
@@ -241,7 +279,7 @@ def _stage(bundle: EvidenceBundle, tmp: Path, progress: _Progress) -> _Staged:
         files.append((f"{root}/redaction-report.json", _write(tmp, "redaction-report.json", body)))
     manifest = _manifest(subject, raws, excluded, redactor, files, root)
     files.append((f"{root}/manifest.json", _write(tmp, "manifest.json", manifest)))
-    return _Staged(sorted(files), report)
+    return _Staged(sorted(files), report, redactor)
 
 
 def _documents(
@@ -362,17 +400,129 @@ def _ticket_facts(ticket: VendorTicket | None) -> dict[str, Any] | None:
 
 
 def _redactor(bundle: EvidenceBundle, subject: Subject, artifacts: list[Artifact]) -> Redactor:
-    hosts = set(
-        RunRank.objects.filter(run__artifact__in=artifacts)
-        .exclude(host="")
-        .values_list("host", flat=True)
-    )
-    hosts |= {a.host for a in artifacts if a.host}
-    if subject.incident is not None:
-        hosts |= set(subject.incident.affected_hosts)
+    known = bundle_identifiers(artifacts, incident=subject.incident)
     patterns = [(p.name, p.regex) for p in RedactionPattern.objects.filter(enabled=True)]
     patterns += [(f"custom{i}", rx) for i, rx in enumerate(bundle.patterns, start=1)]
-    return Redactor(known_hosts=sorted(hosts), patterns=patterns)
+    return Redactor(known=known, patterns=patterns)
+
+
+# --- identifiers and the audit ------------------------------------------------------------
+
+# Host facts whose value is itself an identifier, by the end of the fact name.
+_FACT_CATEGORIES = (
+    ((".serial", ".serial_number", ".board_serial", ".chassis_serial"), SERIAL),
+    ((".uuid", ".guid", ".node_guid", ".port_guid", ".sys_image_guid"), GUID),
+    ((".hostname", ".host_name", ".nodename"), HOST),
+    ((".user", ".username", ".user_name", ".owner"), USER),
+)
+# Support bundles hold their sections as child artifacts (nested: a snapshot in a bundle).
+_MAX_NESTING = 3
+
+
+def bundle_identifiers(
+    artifacts: Sequence[Artifact], *, incident: Incident | None = None
+) -> dict[str, set[str]]:
+    """Every host, address, GUID, MAC, serial and user name parsed out of the evidence.
+
+    Read from the rows the loaders wrote (artifact hosts, rank hosts, host facts, log
+    events, counter snapshots, findings, Nsight reports, traces), for the artifacts and the
+    parts cut out of support bundles among them, plus the incident's affected hosts. These
+    are certain, so the redactor replaces them as substrings wherever they occur.
+    """
+    ids = _with_parts([a.pk for a in artifacts])
+    found: dict[str, set[str]] = {category: set() for category in CATEGORIES}
+    hosts = found[HOST]
+    hosts.update(Artifact.objects.filter(pk__in=ids).values_list("host", flat=True))
+    hosts.update(RunRank.objects.filter(run__artifact__in=ids).values_list("host", flat=True))
+    for model in (HostFact, LogEvent, CounterSnapshot, Finding, NsightReport, TraceSummary):
+        rows = model.objects.filter(artifact__in=ids).order_by().values_list("host", flat=True)
+        hosts.update(rows.distinct())
+    if incident is not None:
+        hosts.update(str(h) for h in incident.affected_hosts or ())
+    facts = (
+        HostFact.objects.filter(artifact__in=ids)
+        .order_by()
+        .values_list("name", "device", "value", "extra")
+    )
+    for name, device, value, extra in facts.iterator(chunk_size=2000):
+        lower = name.lower()
+        for suffixes, category in _FACT_CATEGORIES:
+            if lower.endswith(suffixes) or lower in {s.lstrip(".") for s in suffixes}:
+                found[category].update(v.strip() for v in value.split(",") if v.strip())
+        # Addresses and ids inside other facts: "eth0<10.0.0.7>", a GUID named device...
+        for text in (device, value, *_strings(extra)):
+            for category, identifier in identifiers_in(text):
+                found[category].add(identifier)
+    return {category: {v for v in values if v} for category, values in found.items() if values}
+
+
+def _with_parts(ids: list[int]) -> set[int]:
+    every, frontier = set(ids), set(ids)
+    for _ in range(_MAX_NESTING):
+        children = set(Artifact.objects.filter(parent__in=frontier).values_list("pk", flat=True))
+        children |= set(
+            BundleMember.objects.filter(bundle__in=frontier, artifact__isnull=False).values_list(
+                "artifact_id", flat=True
+            )
+        )
+        frontier = children - every
+        if not frontier:
+            break
+        every |= frontier
+    return every
+
+
+def _strings(value: Any) -> list[str]:
+    """The strings inside a JSON value (a fact's ``extra``), keys excluded."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+class RedactionLeakError(Exception):
+    """The finished bundle still holds an original: it must not be published."""
+
+    def __init__(self, leaks: list[Leak]) -> None:
+        self.leaks = leaks
+        total = sum(leak.count for leak in leaks)
+        listed = "; ".join(
+            f"{leak.category} {leak.masked} x{leak.count} in {leak.file}" for leak in leaks
+        )
+        super().__init__(
+            f"refused to publish: the redaction audit found {total} original identifier(s) "
+            f"left in the bundle: {listed}"
+        )
+
+
+def audit_archive(archive: Path, redactor: Redactor) -> LeakAudit:
+    """Read every entry of the zip back, decompressed and streaming, for every original."""
+    audit = LeakAudit(redactor.audit_terms(), redactor.pseudonyms())
+    with zipfile.ZipFile(archive) as zf:
+        for number, info in enumerate(zf.infolist(), start=1):
+            # A leaking entry name must not be repeated in the list of leaks either.
+            named = audit.scan_bytes("(entry names)", info.filename.encode(), count_file=False) == 0
+            label = info.filename.split("/", 1)[-1] if named else f"(entry {number})"
+            with zf.open(info) as member:
+                audit.scan(label, member)
+    return audit
+
+
+def audit_summary(audit: LeakAudit) -> dict[str, Any]:
+    """What goes into ``EvidenceBundle.report``: counts and masked leaks, no originals."""
+    return {
+        "passed": audit.clean,
+        "identifiers": audit.terms,
+        "entries": audit.files,
+        "bytes": audit.bytes_read,
+        "leaks": [
+            {"category": x.category, "identifier": x.masked, "file": x.file, "count": x.count}
+            for x in audit.leaks
+        ],
+    }
 
 
 # --- preview ------------------------------------------------------------------------------
