@@ -1,43 +1,67 @@
-"""Detection quality of ``baselines.detect`` on a labelled synthetic corpus, side by side.
+"""Detection quality of ``baselines.detect``: a labelled synthetic corpus and real, annotated
+series, side by side with reference tools.
 
-The corpus imitates nccl-tests busbw series (level 100, 1 % Gaussian noise unless said
-otherwise) and is generated from a fixed seed:
+**Synthetic corpus** (seeded), nccl-tests-like busbw series (level 100, 1 % Gaussian noise
+unless said otherwise):
 
 * steps of ±2, 3, 5, 10 % at a random position, and series with three steps;
 * short regressions: dips of 5-10 points, 3-10 % deep, that recover (start and end labelled);
 * single and double spikes of 8-30 % (no change: any alert near them is a *spike alert*);
-* slow drift: linear 5-10 % over the series, and a random walk (no change labelled);
+* trends: linear drift of 5-10 % over the series (labelled as one drift over the whole
+  series), a drift of 6 % over the first half followed by a 5 % step ("drift then step": the
+  drift and the step are labelled), and a random walk (no label; a drift reported on it is
+  neither right nor wrong and is counted on its own row);
+* seasonal: nightly runs with a weekly pattern (two "weekend" points 3 % higher every 7), with
+  a 5 % step, and 1000-point stationary ones;
+* autocorrelated: AR(1) noise with phi = 0.6 (1 % marginal spread), with a 5 % step, and
+  1000-point stationary ones;
 * bimodal changes: from one point on the series flips between two levels 4-10 % apart
   (NCCL algorithm/protocol switching), labelled at the first point on the other level (the
   change cannot be seen earlier), and noise that triples (both labelled ``variance``);
 * stationary series of 1000 points: Gaussian, Student-t(3) (a harsh heavy-tailed null),
-  Gaussian with rare large spikes (1 % of points, 5-30 %).
-
-A second table shows the resolution floor on values rounded to two decimals, as nccl-tests
-prints busbw: false alerts on tiny-message series, recall of 3 % steps at 50 GB/s, and
-tiny sizes ``compare_curves`` flags, with and without ``resolution=0.01``.
+  Gaussian with rare large spikes (1 % of points, 5-30 %), weekly pattern, AR(1).
 
 A detection within ±K points (default 5) of a labelled change is a true positive (each label
-matches at most one detection); everything else is a false positive. The table gives
-precision, recall, F1 and mean localisation error over the whole corpus, recall per
-category, false alerts per 1000 stationary points, spike alerts and drift alerts.
+matches at most one detection); a reported drift matches a labelled drift when it covers at
+least half of it; everything else is a false positive. The table gives precision, recall and
+F1 over step and variance labels (as before drift was a kind), F1 with drift labels and drift
+reports included, recall per category, false alerts per 1000 stationary points, spike
+alerts and step alerts on drifting series.
 
-Reference tools run in their own interpreter, never imported here (they are not project
-dependencies; install them in a throwaway venv):
+**Real series**: ``tests/fixtures/detection_real/`` (20 univariate series of TCPD, the Turing
+Change Point Dataset, with each annotator's published change points). Scored as TCPD scores
+them (van den Burg & Williams 2020): F1 at a margin of 5 points (precision over all
+annotators' points, recall averaged over annotators, the start of the series counted as a
+change for both) and the covering metric (how well the predicted segments overlap each
+annotator's, averaged). PerfHub's change points there are its steps and variance changes
+plus the boundaries of its drifts (a drift's start and the point after its end, when inside
+the series): where the behaviour changed. "zero" predicts no change at all.
 
-    /root/.pyenv/versions/3.11.7/bin/python -m venv /tmp/otava
-    /tmp/otava/bin/pip install apache-otava asv
-    .venv/bin/python benchmarks/detection_quality.py --otava /tmp/otava/bin/python \\
-        --asv /tmp/otava/bin/python
+The resolution floor table (values rounded to two decimals, as nccl-tests prints busbw)
+follows.
+
+Reference tools run in their own interpreter, never imported here (they are benchmark-only,
+not project dependencies; install them in a throwaway venv):
+
+    /root/.pyenv/versions/3.11.7/bin/python -m venv /tmp/cpref
+    /tmp/cpref/bin/pip install apache-otava==0.8.0 asv==0.6.6 ruptures==1.1.10
+    .venv/bin/python benchmarks/detection_quality.py --refs /tmp/cpref/bin/python
 
 Otava runs with its defaults (window 50, p < 0.001, no magnitude floor); asv's
-``detect_steps`` with its defaults. Without the options PerfHub's figures print alone.
+``detect_steps`` with its defaults; ruptures' PELT and binary segmentation with the L2 cost
+on the z-scored series and the MBIC penalty 3·log(n), which is the default of R's
+changepoint package that TCPD's published default runs used (ruptures itself has no default
+penalty). Without ``--refs`` PerfHub's figures print alone. ``--before DIR`` also scores an
+older PerfHub (a directory holding its ``baselines`` package, e.g. from ``git archive``).
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import itertools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -62,7 +86,25 @@ class Case:
     labels: list[tuple[int, str]]  # (index, "step" | "variance")
     spikes: list[int] = field(default_factory=list)
     stationary: bool = False  # counts towards false alerts per 1000 points
-    drift: bool = False
+    drift: bool = False  # a drifting series: a step alert on it is a "step alert on drift"
+    drifts: list[tuple[int, int]] = field(default_factory=list)  # labelled drifts (first, last)
+    free_drift: bool = False  # a drift reported here is neither right nor wrong (random walk)
+
+
+def _weekly(n: int, rng: np.random.Generator, pct: float = 3.0) -> np.ndarray:
+    """A weekly pattern of nightly runs: two points in seven ("weekend") pct % higher."""
+    phase = int(rng.integers(0, 7))
+    return 1.0 + pct / 100.0 * (((np.arange(n) + phase) % 7) >= 5)
+
+
+def _ar1(rng: np.random.Generator, n: int, phi: float = 0.6, pct: float = 1.0) -> np.ndarray:
+    """Level-100 AR(1) noise with a marginal spread of pct %."""
+    e = rng.normal(size=n) * np.sqrt(1.0 - phi * phi)
+    z = np.empty(n)
+    z[0] = rng.normal()
+    for t in range(1, n):
+        z[t] = phi * z[t - 1] + e[t]
+    return LEVEL * (1.0 + pct / 100.0 * z)
 
 
 def _noise(rng: np.random.Generator, n: int, pct: float = 1.0) -> np.ndarray:
@@ -100,10 +142,26 @@ def build_corpus(seed: int = 20240501, reps: int = 30) -> list[Case]:
                 y[s : s + width] *= 1 + rng.choice((-1, 1)) * rng.uniform(8, 30) / 100
             cases.append(Case(f"spike x{width}", y.tolist(), [], spikes=spikes))
         for total in (5.0, 10.0):
-            y = _noise(rng, n) * np.linspace(1, 1 - total / 100, n)
-            cases.append(Case("drift linear", y.tolist(), [], drift=True))
+            sign = rng.choice((-1, 1))
+            y = _noise(rng, n) * np.linspace(1, 1 + sign * total / 100, n)
+            cases.append(Case("drift linear", y.tolist(), [], drift=True, drifts=[(0, n - 1)]))
         walk = np.cumsum(rng.normal(0, 0.1, n))  # 0.1 % a step: about 2 % over the series
-        cases.append(Case("drift random walk", (_noise(rng, n) + walk).tolist(), [], drift=True))
+        cases.append(
+            Case("drift random walk", (_noise(rng, n) + walk).tolist(), [], free_drift=True)
+        )
+        # A fabric that degrades for 200 runs, then a software change that costs 5 %.
+        y = _noise(rng, n) * np.r_[np.linspace(1, 0.94, 200), np.full(n - 200, 0.94)]
+        at = int(rng.integers(240, 330))
+        y[at:] *= 0.95
+        cases.append(Case("drift then step", y.tolist(), [(at, "step")], drifts=[(0, 199)]))
+        y = _noise(rng, n) * _weekly(n, rng)
+        at = int(rng.integers(80, 320))
+        y[at:] *= 0.95
+        cases.append(Case("weekly + step 5%", y.tolist(), [(at, "step")]))
+        y = _ar1(rng, n)
+        at = int(rng.integers(80, 320))
+        y[at:] *= 0.95
+        cases.append(Case("AR(1) 0.6 + step 5%", y.tolist(), [(at, "step")]))
         for gap, p in ((4.0, 0.5), (6.0, 0.5), (6.0, 0.3), (10.0, 0.3)):
             at = int(rng.integers(120, 280))
             y = _noise(rng, n)
@@ -125,16 +183,24 @@ def build_corpus(seed: int = 20240501, reps: int = 30) -> list[Case]:
         hits = rng.random(m) < 0.01
         y[hits] *= 1 + rng.choice((-1, 1), hits.sum()) * rng.uniform(5, 30, hits.sum()) / 100
         cases.append(Case("stationary spiky", y.tolist(), [], stationary=True))
+        y = _noise(rng, m) * _weekly(m, rng)
+        cases.append(Case("stationary weekly", y.tolist(), [], stationary=True))
+        cases.append(Case("stationary AR(1) 0.6", _ar1(rng, m).tolist(), [], stationary=True))
     return cases
 
 
 # ------------------------------------------------------------------------------ detectors
 
-Detections = list[list[tuple[int, str]]]
+# Per series: (index, kind, last index) - the last index is the drift's end, else the index.
+Detections = list[list[tuple[int, str, int]]]
 
 
-def run_perfhub(cases: list[Case], tuning: dict[str, float]) -> Detections:
-    return [[(cp.index, cp.kind) for cp in detect(c.values, **tuning).change_points] for c in cases]
+def run_perfhub(values: list[list[float]], tuning: dict[str, float]) -> Detections:
+    out = []
+    for v in values:
+        cps = detect(v, **tuning).change_points
+        out.append([(c.index, c.kind, c.end_index if c.kind == "drift" else c.index) for c in cps])
+    return out
 
 
 # Executed by the reference tool's interpreter: reads the series as JSON on stdin, writes
@@ -158,15 +224,50 @@ json.dump(out, sys.stdout)
 """
 
 
-def run_reference(python: str, program: str, cases: list[Case]) -> Detections:
+_RUPTURES = """
+import json, math, sys
+import numpy as np
+import ruptures as rpt
+out = []
+for s in json.load(sys.stdin):
+    y = np.asarray(s, float)
+    z = ((y - y.mean()) / (y.std() or 1.0)).reshape(-1, 1)
+    algo = rpt.%s(model="l2", min_size=2, jump=1)
+    out.append([int(b) for b in algo.fit(z).predict(pen=3 * math.log(len(y))) if b < len(y)])
+json.dump(out, sys.stdout)
+"""
+# The same PerfHub, as an older checkout has it (--before): drifts when it knows them.
+_BEFORE = """
+import json, sys
+from baselines.detect import detect
+out = []
+for s in json.load(sys.stdin):
+    cps = detect(s).change_points
+    out.append([(c.index, c.kind, c.end_index if c.kind == "drift" else c.index) for c in cps])
+json.dump(out, sys.stdout)
+"""
+
+
+def run_reference(
+    python: str, program: str, values: list[list[float]], path: str | None = None
+) -> Detections:
+    env = None
+    if path:
+        # Run from that directory, so its baselines package is the one imported.
+        env = {**os.environ, "PYTHONPATH": str(Path(path).resolve())}
     result = subprocess.run(
         [python, "-c", program],
-        input=json.dumps([c.values for c in cases]),
+        input=json.dumps(values),
         capture_output=True,
         text=True,
         check=True,
+        env=env,
+        cwd=path,
     )
-    return [[(i, "step") for i in found] for found in json.loads(result.stdout)]
+    return [
+        [tuple(i) if isinstance(i, list) else (i, "step", i) for i in found]  # type: ignore[misc]
+        for found in json.loads(result.stdout)
+    ]
 
 
 # -------------------------------------------------------------------------------- scoring
@@ -182,9 +283,19 @@ class Score:
     stationary_alerts: int = 0
     stationary_points: int = 0
     spike_alerts: int = 0
-    drift_alerts: int = 0
+    drift_alerts: int = 0  # step / variance alerts on drifting series
+    drift_tp: int = 0  # labelled drifts covered (at least half) by a reported drift
+    drift_fn: int = 0
+    drift_fp: int = 0  # drifts reported where none is labelled (random walks aside)
+    drift_free: int = 0  # drifts reported on random walks
     per_category: dict[str, list[int]] = field(default_factory=dict)  # [found, labelled]
     false_by_category: dict[str, int] = field(default_factory=dict)
+
+    @staticmethod
+    def _f1(tp: int, fp: int, fn: int) -> float:
+        p = tp / (tp + fp) if tp + fp else 1.0
+        r = tp / (tp + fn) if tp + fn else 1.0
+        return 2 * p * r / (p + r) if p + r else 0.0
 
     @property
     def precision(self) -> float:
@@ -196,16 +307,25 @@ class Score:
 
     @property
     def f1(self) -> float:
-        p, r = self.precision, self.recall
-        return 2 * p * r / (p + r) if p + r else 0.0
+        return self._f1(self.tp, self.fp, self.fn)
+
+    @property
+    def f1_with_drift(self) -> float:
+        return self._f1(self.tp + self.drift_tp, self.fp + self.drift_fp, self.fn + self.drift_fn)
+
+
+def _covers(report: tuple[int, str, int], span: tuple[int, int]) -> bool:
+    overlap = min(report[2], span[1]) - max(report[0], span[0]) + 1
+    return overlap >= 0.5 * (span[1] - span[0] + 1)
 
 
 def score(cases: list[Case], found: Detections, tolerance: int) -> Score:
     s = Score()
     for case, detections in zip(cases, found, strict=True):
         cat = s.per_category.setdefault(case.category, [0, 0])
-        cat[1] += len(case.labels)
-        free = sorted(detections)
+        cat[1] += len(case.labels) + len(case.drifts)
+        free = sorted(d for d in detections if d[1] != "drift")
+        reports = [d for d in detections if d[1] == "drift"]
         for at, kind in case.labels:
             near = [d for d in free if abs(d[0] - at) <= tolerance]
             if not near:
@@ -217,12 +337,25 @@ def score(cases: list[Case], found: Detections, tolerance: int) -> Score:
             cat[0] += 1
             s.loc_errors.append(abs(best[0] - at))
             s.kind_right += best[1] == kind
+        for span in case.drifts:
+            match = next((r for r in reports if _covers(r, span)), None)
+            if match is None:
+                s.drift_fn += 1
+                continue
+            reports.remove(match)
+            s.drift_tp += 1
+            cat[0] += 1
+        if case.free_drift:
+            s.drift_free += len(reports)
+            reports = []
         s.fp += len(free)
-        s.false_by_category[case.category] = s.false_by_category.get(case.category, 0) + len(free)
+        s.drift_fp += len(reports)
+        wrong = len(free) + len(reports)
+        s.false_by_category[case.category] = s.false_by_category.get(case.category, 0) + wrong
         if case.stationary:
-            s.stationary_alerts += len(free)
+            s.stationary_alerts += wrong
             s.stationary_points += len(case.values)
-        if case.drift:
+        if case.drift or case.drifts or case.free_drift:
             s.drift_alerts += len(free)
         for spike in case.spikes:
             s.spike_alerts += sum(1 for d in free if abs(d[0] - spike) <= 3)
@@ -238,7 +371,7 @@ def print_table(scores: dict[str, Score], seconds: dict[str, float], cases: list
     rows: list[tuple[str, Callable[[Score], str]]] = [
         ("precision", lambda s: f"{s.precision:.3f}"),
         ("recall", lambda s: f"{s.recall:.3f}"),
-        ("F1", lambda s: f"{s.f1:.3f}"),
+        ("F1 (steps, variance)", lambda s: f"{s.f1:.3f}"),
         (
             "mean localisation error (points)",
             lambda s: f"{np.mean(s.loc_errors):.2f}" if s.loc_errors else "-",
@@ -255,8 +388,12 @@ def print_table(scores: dict[str, Score], seconds: dict[str, float], cases: list
             for kind in points
         ),
         ("spike alerts", lambda s: str(s.spike_alerts)),
-        ("drift alerts", lambda s: str(s.drift_alerts)),
+        ("step alerts on drifting series", lambda s: str(s.drift_alerts)),
         ("kind right (step / variance)", lambda s: f"{s.kind_right}/{s.tp}"),
+        ("drifts found (reported once)", lambda s: f"{s.drift_tp}/{s.drift_tp + s.drift_fn}"),
+        ("drifts reported where none", lambda s: str(s.drift_fp)),
+        ("drifts reported on random walks", lambda s: str(s.drift_free)),
+        ("F1 with drift", lambda s: f"{s.f1_with_drift:.3f}"),
     ]
     categories = list(next(iter(scores.values())).per_category)
     for cat in categories:
@@ -356,15 +493,134 @@ def resolution_floor_table(seed: int = 11, reps: int = 40) -> None:
         )
 
 
+# ------------------------------------------------------------------------------ real series
+
+REAL = ROOT / "tests" / "fixtures" / "detection_real"
+
+
+@dataclass
+class RealSeries:
+    name: str
+    values: list[float]
+    annotations: dict[str, list[int]]  # annotator -> change points
+
+
+def load_real() -> list[RealSeries]:
+    meta = json.loads((REAL / "labels.json").read_text())["series"]
+    out = []
+    for name, info in sorted(meta.items()):
+        with open(REAL / f"{name}.csv", newline="") as fh:
+            values = [float(row["value"]) for row in csv.DictReader(fh)]
+        out.append(RealSeries(name, values, info["annotations"]))
+    return out
+
+
+def change_points_of(detections: list[tuple[int, str, int]], n: int) -> list[int]:
+    """Where the behaviour changed: steps and variance changes, and drift boundaries (its
+    start and the point after its end) inside the series."""
+    points = set()
+    for index, kind, last in detections:
+        if kind != "drift":
+            points.add(index)
+            continue
+        if index > 0:
+            points.add(index)
+        if last + 1 < n:
+            points.add(last + 1)
+    return sorted(points)
+
+
+def _matched(truth: set[int], predicted: set[int], margin: int) -> set[int]:
+    """Labels hit by a prediction within the margin, each prediction used once (nearest)."""
+    left, hit = set(predicted), set()
+    for tau in sorted(truth):
+        near = sorted((abs(tau - x), x) for x in left if abs(tau - x) <= margin)
+        if near:
+            hit.add(tau)
+            left.remove(near[0][1])
+    return hit
+
+
+def tcpd_f1(annotations: dict[str, list[int]], predicted: list[int], margin: int = 5) -> float:
+    """F1 as TCPD defines it: the series' start counts as a change for every annotator and
+    the prediction; precision against the union of all annotators, recall per annotator,
+    averaged."""
+    per_annotator = [set(points) | {0} for points in annotations.values()]
+    guess = set(predicted) | {0}
+    union = set().union(*per_annotator)
+    precision = len(_matched(union, guess, margin)) / len(guess)
+    recall = sum(len(_matched(t, guess, margin)) / len(t) for t in per_annotator) / len(
+        per_annotator
+    )
+    return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+
+
+def _segments(points: list[int], n: int) -> list[tuple[int, int]]:
+    bounds = [0, *sorted({p for p in points if 0 < p < n}), n]
+    return list(itertools.pairwise(bounds))
+
+
+def covering(annotations: dict[str, list[int]], predicted: list[int], n: int) -> float:
+    """Covering of each annotator's segmentation by the predicted one (Arbelaez et al.):
+    sum over true segments of length x best Jaccard overlap with a predicted segment, / n;
+    averaged over annotators."""
+    guess = _segments(predicted, n)
+    total = 0.0
+    for points in annotations.values():
+        cover = 0.0
+        for lo, hi in _segments(points, n):
+            best = max(
+                max(0, min(hi, b) - max(lo, a)) / (max(hi, b) - min(lo, a)) for a, b in guess
+            )
+            cover += (hi - lo) * best
+        total += cover / n
+    return total / len(annotations)
+
+
+def real_table(results: dict[str, Detections], series: list[RealSeries]) -> None:
+    names = list(results)
+    rows = []
+    means = {name: [0.0, 0.0, 0] for name in names}
+    for k, one in enumerate(series):
+        n = len(one.values)
+        cells = []
+        for name in names:
+            points = change_points_of(results[name][k], n)
+            f, c = tcpd_f1(one.annotations, points), covering(one.annotations, points, n)
+            means[name][0] += f / len(series)
+            means[name][1] += c / len(series)
+            means[name][2] += len(points)
+            cells.append(f"{f:.2f} / {c:.2f} ({len(points)})")
+        rows.append((f"{one.name} (n={n})", cells))
+    print(f"\nreal series (TCPD, {len(series)} series, F1 at margin 5 / cover, (change points)):")
+    width = max(len(r[0]) for r in rows)
+    print(f"| {'series'.ljust(width)} | " + " | ".join(names) + " |")
+    print(f"|{'-' * (width + 2)}|" + "|".join("-" * (len(n) + 2) for n in names) + "|")
+    for label, cells in rows:
+        print(
+            f"| {label.ljust(width)} | "
+            + " | ".join(c.rjust(len(n)) for c, n in zip(cells, names, strict=True))
+            + " |"
+        )
+    print("\n| metric (mean over the real series) | " + " | ".join(names) + " |")
+    print("|---|" + "|".join("---" for _ in names) + "|")
+    for label, idx in (("F1 (margin 5)", 0), ("cover", 1)):
+        print(f"| {label} | " + " | ".join(f"{means[n][idx]:.3f}" for n in names) + " |")
+    print("| change points, all series | " + " | ".join(str(means[n][2]) for n in names) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--otava", help="python of a venv with apache-otava installed")
-    parser.add_argument("--asv", help="python of a venv with asv installed")
+    parser.add_argument(
+        "--refs", help="python of a venv with apache-otava, asv and ruptures installed"
+    )
+    parser.add_argument("--before", help="directory holding an older baselines package")
     parser.add_argument(
         "--reps", type=int, default=30, help="series per corpus cell (2x for stationary)"
     )
     parser.add_argument("--seed", type=int, default=20240501)
     parser.add_argument("--tolerance", type=int, default=5, help="±K points for a match")
+    parser.add_argument("--real-only", action="store_true", help="only the real series")
     parser.add_argument(
         "--tune",
         action="append",
@@ -378,28 +634,46 @@ def main() -> None:
         name, _, value = item.partition("=")
         tuning[name] = int(value) if value.isdigit() else float(value)
 
-    cases = build_corpus(args.seed, args.reps)
-    runners: dict[str, Callable[[], Detections]] = {"PerfHub": lambda: run_perfhub(cases, tuning)}
-    if args.otava:
-        runners["Otava 0.8 (defaults)"] = lambda: run_reference(args.otava, _OTAVA, cases)
-    if args.asv:
-        runners["asv detect_steps"] = lambda: run_reference(args.asv, _ASV, cases)
-    scores: dict[str, Score] = {}
-    seconds: dict[str, float] = {}
-    for name, run in runners.items():
-        start = time.perf_counter()
-        try:
-            found = run()
-        except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as exc:
-            detail = getattr(exc, "stderr", "") or exc
-            print(f"{name}: could not run ({str(detail).strip()[-300:]}); left out")
-            continue
-        seconds[name] = time.perf_counter() - start
-        scores[name] = score(cases, found, args.tolerance)
-    print_table(scores, seconds, cases)
-    timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in time_long_series().items())
-    print(f"PerfHub on one 10,000-point series (best of 3): {timings}")
-    resolution_floor_table()
+    def runners(values: list[list[float]]) -> dict[str, Callable[[], Detections]]:
+        out: dict[str, Callable[[], Detections]] = {"PerfHub": lambda: run_perfhub(values, tuning)}
+        if args.before:
+            out["PerfHub before"] = lambda: run_reference(
+                sys.executable, _BEFORE, values, path=args.before
+            )
+        if args.refs:
+            out["Otava 0.8"] = lambda: run_reference(args.refs, _OTAVA, values)
+            out["asv"] = lambda: run_reference(args.refs, _ASV, values)
+            out["PELT (MBIC)"] = lambda: run_reference(args.refs, _RUPTURES % "Pelt", values)
+            out["BinSeg (MBIC)"] = lambda: run_reference(args.refs, _RUPTURES % "Binseg", values)
+        return out
+
+    def run_all(values: list[list[float]]) -> tuple[dict[str, Detections], dict[str, float]]:
+        found: dict[str, Detections] = {}
+        seconds: dict[str, float] = {}
+        for name, run in runners(values).items():
+            start = time.perf_counter()
+            try:
+                found[name] = run()
+            except (OSError, subprocess.CalledProcessError, json.JSONDecodeError) as exc:
+                detail = getattr(exc, "stderr", "") or exc
+                print(f"{name}: could not run ({str(detail).strip()[-300:]}); left out")
+                continue
+            seconds[name] = time.perf_counter() - start
+        return found, seconds
+
+    if not args.real_only:
+        cases = build_corpus(args.seed, args.reps)
+        found, seconds = run_all([c.values for c in cases])
+        scores = {name: score(cases, f, args.tolerance) for name, f in found.items()}
+        print_table(scores, seconds, cases)
+    series = load_real()
+    real_found, _ = run_all([s.values for s in series])
+    real_found["zero (no change)"] = [[] for _ in series]
+    real_table(real_found, series)
+    if not args.real_only:
+        timings = ", ".join(f"{k} {v * 1000:.0f} ms" for k, v in time_long_series().items())
+        print(f"\nPerfHub on one 10,000-point series (best of 3): {timings}")
+        resolution_floor_table()
 
 
 if __name__ == "__main__":
