@@ -220,11 +220,13 @@ def infer_collective(
         if from_name
         else ""
     )
+    # the rank count may be known even so: all_gather and alltoall share the count column
+    counts = {n_of(c) for c in candidates}
     return Inference(
         None,
         "ambiguous",
         tuple(candidates),
-        None,
+        counts.pop() if len(counts) == 1 else None,
         f"collective ambiguous: the table fits {'/'.join(candidates)} "
         f"({evidence or 'no usable rows'}){name_note}; "
         "a file named after its collective (e.g. all_reduce_perf.txt) decides",

@@ -18,6 +18,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from artifacts.runs.parsers import nccl_tests
 from artifacts.runs.parsers.nccl_tests import NcclRun, NcclTestsResult
@@ -141,6 +143,33 @@ def test_header_only_table_gives_its_collective_and_says_why(collective: str, n:
     assert run.nranks_inferred == expected_n
     if expected_n is not None:
         assert warned(result, f"{n} ranks inferred from the table")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.sampled_from(COLLECTIVES),
+    st.integers(2, 1024),
+    st.sampled_from(["float", "double", "half", "int8"]),
+    st.booleans(),
+    st.booleans(),
+)
+def test_any_table_is_inferred_right_or_left_open(
+    collective: str, n: int, dtype: str, validation: bool, bare: bool
+) -> None:
+    text = table(collective, n, validation=validation, bare=bare, dtype=dtype)
+    run = only_run(parse_text(text))
+    if validation:
+        assert run.collective == collective, run.collective_source
+    else:
+        # without #wrong, all_gather/alltoall (and all_reduce/sendrecv at n = 2) look alike
+        assert run.collective == collective or (
+            run.collective is None and collective in run.collective_candidates
+        ), run.collective_source
+    assert run.nranks_inferred in (n, None)
+    if collective in ("all_gather", "reduce_scatter", "alltoall"):
+        assert run.nranks_inferred == n  # the per-rank count column gives n exactly
+    named = only_run(parse_text(text, name=f"{collective}_perf.txt"))
+    assert named.collective == collective
 
 
 @pytest.mark.parametrize(
