@@ -86,6 +86,11 @@ class PageForm(forms.Form):
         required=False, label="Also at",
         help_text="other slugs that lead here, comma-separated (e.g. a findings rule's topic)",
     )  # fmt: skip
+    symptoms = forms.CharField(
+        required=False, label="Symptoms",
+        help_text="what this page explains, comma-separated: log:watchdog_timeout, "
+        "text:NET/IB, xid:79, rule:port_down, alert:regression (see docs/knowledge.md)",
+    )  # fmt: skip
     message = forms.CharField(required=False, max_length=300, label="What changed")
     base_revision = forms.IntegerField(widget=forms.HiddenInput, required=False)
 
@@ -155,6 +160,7 @@ class PageForm(forms.Form):
             "verify_interval_days": page.verify_interval_days,
             "base_revision": page.revision,
             "aliases": ", ".join(page.aliases.values_list("slug", flat=True)),
+            "symptoms": ", ".join(page.symptoms or []),
         }
         for dim in appl.RANGE_DIMENSIONS:
             initial[f"range_{dim}"] = spec.get(dim, "")

@@ -36,6 +36,7 @@ import yaml
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from knowledge import symptoms as symptom_decl
 from knowledge.applicability import DIMENSIONS
 from knowledge.models import CONTENT_FIELDS, DEFAULT_VERIFY_INTERVAL_DAYS, Page
 from knowledge.services import (
@@ -46,11 +47,12 @@ from knowledge.services import (
     normalize_body,
     page_create,
     page_set_aliases,
+    page_set_symptoms,
     page_update,
 )
 
 FRONT_MATTER_KEYS = ("title", "slug", "type", "topic", "status", "owner", "aliases", "tags",
-                     "verify_interval_days", "applies_to", "settings")  # fmt: skip
+                     "verify_interval_days", "applies_to", "settings", "symptoms")  # fmt: skip
 MAX_IMPORT_BYTES = 2 * 1024 * 1024
 _SETTING_KEYS = ("kind", "scope", "name", "value", "note")
 LOADER_MESSAGE = "load_kb"
@@ -90,6 +92,8 @@ def export_page(page: Page) -> str:
         meta["applies_to"] = {d: page.applies_to[d] for d in DIMENSIONS if d in page.applies_to}
     if page.settings:
         meta["settings"] = [{k: s[k] for k in _SETTING_KEYS if k in s} for s in page.settings]
+    if page.symptoms:
+        meta["symptoms"] = list(page.symptoms)
     front = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{front}---\n\n{page.body}"
 
@@ -101,6 +105,7 @@ class ParsedPage:
     owner: str = ""
     warnings: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
+    symptoms: list[str] = field(default_factory=list)
 
 
 def parse_page(text: str, *, default_slug: str = "") -> ParsedPage:
@@ -147,9 +152,14 @@ def parse_page(text: str, *, default_slug: str = "") -> ParsedPage:
         aliases = alias_slugs(raw_aliases)  # clashes with other pages are checked on import
     except PageError as exc:
         raise PageFileError(str(exc)) from None
+    try:
+        symptoms = symptom_decl.clean(meta.get("symptoms") or [])
+    except symptom_decl.SymptomError as exc:
+        raise PageFileError(str(exc)) from None
     return ParsedPage(
-        slug=slug, content=content, owner=str(meta.get("owner") or ""), aliases=aliases
-    )
+        slug=slug, content=content, owner=str(meta.get("owner") or ""), aliases=aliases,
+        symptoms=symptoms,
+    )  # fmt: skip
 
 
 Mode = Literal["skip", "update", "loader"]
@@ -184,11 +194,15 @@ def page_import(text: str, *, by: Any, mode: Mode = "update", default_slug: str 
                 page = page_create(by=by, slug=parsed.slug, owner=owner, message=message,
                                    **parsed.content)  # fmt: skip
                 page_set_aliases(page=page, aliases=parsed.aliases)
+                page_set_symptoms(page=page, symptoms=parsed.symptoms)
             return ImportOutcome(parsed.slug, "created", f"{parsed.slug}: created", page)
         if existing.content() == parsed.content:
-            if mode != "skip" and page_set_aliases(page=existing, aliases=parsed.aliases):
+            if mode != "skip" and (
+                page_set_aliases(page=existing, aliases=parsed.aliases)
+                | page_set_symptoms(page=existing, symptoms=parsed.symptoms)
+            ):
                 return ImportOutcome(
-                    parsed.slug, "updated", f"{parsed.slug}: aliases updated", existing
+                    parsed.slug, "updated", f"{parsed.slug}: aliases or symptoms updated", existing
                 )
             return ImportOutcome(parsed.slug, "unchanged", f"{parsed.slug}: unchanged", existing)
         if mode == "skip":
@@ -210,6 +224,7 @@ def page_import(text: str, *, by: Any, mode: Mode = "update", default_slug: str 
             page = page_update(page=existing, base_revision=existing.revision, by=by,
                                message=message, **changes)  # fmt: skip
             page_set_aliases(page=page, aliases=parsed.aliases)
+            page_set_symptoms(page=page, symptoms=parsed.symptoms)
         return ImportOutcome(parsed.slug, "updated", f"{parsed.slug}: updated to revision "
                              f"{page.revision}", page)  # fmt: skip
     except (PageError, RevisionConflict) as exc:

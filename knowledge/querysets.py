@@ -198,7 +198,18 @@ def incident_facts(incident: Any) -> dict[str, str]:
             facts.update(profile_facts(profile))
     if incident.hardware_generation:
         facts["gpu"] = incident.hardware_generation
+    # The software stack accepted from the evidence (incidents/facts.py), first value each.
+    environment = getattr(incident, "environment", None) or {}
+    for key, dim in INCIDENT_STACK_FACTS.items():
+        if value := str(environment.get(key) or "").split(",")[0].strip():
+            facts[dim] = value
     return appl.normalize_facts(facts)
+
+
+INCIDENT_STACK_FACTS = {
+    "nccl": "nccl", "cuda": "cuda", "driver": "driver", "kernel": "kernel",
+    "firmware": "nic_firmware",
+}  # fmt: skip
 
 
 def _profile_named(name: str) -> Any:

@@ -127,7 +127,7 @@ class PageDetailSerializer(PageListSerializer):
 
     class Meta(PageListSerializer.Meta):
         fields = [*PageListSerializer.Meta.fields, "body", "html", "settings", "citations",
-                  "aliases"]  # fmt: skip
+                  "aliases", "symptoms"]  # fmt: skip
 
     def get_aliases(self, page: Page) -> list[str]:
         return sorted(a.slug for a in page.aliases.all())

@@ -21,6 +21,7 @@ from django.utils.text import slugify
 
 from knowledge import applicability as appl
 from knowledge import recipes
+from knowledge import symptoms as symptom_decl
 from knowledge.citations import CitationError, get_kind, resolve_all
 from knowledge.embeds import PageEmbedError, pin_body
 from knowledge.indexing import page_document
@@ -330,6 +331,20 @@ def page_set_aliases(*, page: Page, aliases: Any) -> bool:
             return False
         PageAlias.objects.filter(page=page).exclude(slug__in=wanted).delete()
         PageAlias.objects.bulk_create([PageAlias(page=page, slug=s) for s in wanted - have])
+    return True
+
+
+def page_set_symptoms(*, page: Page, symptoms: Any) -> bool:
+    """Make ``symptoms`` the page's declared symptoms (knowledge/symptoms.py); True when that
+    changed anything. Like aliases, not revisioned: they say what the page is found by."""
+    try:
+        wanted = symptom_decl.clean(symptoms)
+    except symptom_decl.SymptomError as exc:
+        raise PageError({"symptoms": [str(exc)]}) from exc
+    if wanted == list(page.symptoms or []):
+        return False
+    page.symptoms = wanted
+    page.save(update_fields=["symptoms"])
     return True
 
 

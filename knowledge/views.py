@@ -50,6 +50,7 @@ from knowledge.services import (
     page_create,
     page_restore,
     page_set_aliases,
+    page_set_symptoms,
     page_update,
     page_verify,
 )
@@ -218,6 +219,7 @@ def page_new(request: HttpRequest) -> HttpResponse:
                     **form.content(),
                 )
                 page_set_aliases(page=page, aliases=form.cleaned_data.get("aliases") or "")
+                page_set_symptoms(page=page, symptoms=form.cleaned_data.get("symptoms") or "")
         except PageError as exc:
             _add_errors(form, exc)
         else:
@@ -251,6 +253,8 @@ def page_edit(request: HttpRequest, slug: str) -> HttpResponse:
                     )
                     aliases_changed = page_set_aliases(
                         page=saved, aliases=form.cleaned_data.get("aliases") or ""
+                    ) | page_set_symptoms(
+                        page=saved, symptoms=form.cleaned_data.get("symptoms") or ""
                     )
             except RevisionConflict as exc:
                 return _conflict(request, exc, form)
@@ -260,7 +264,7 @@ def page_edit(request: HttpRequest, slug: str) -> HttpResponse:
                 if saved.revision == base:
                     messages.info(
                         request,
-                        "Aliases saved; the content is unchanged (no new revision)."
+                        "Aliases/symptoms saved; the content is unchanged (no new revision)."
                         if aliases_changed
                         else "Nothing changed; no new revision.",
                     )

@@ -5,6 +5,7 @@
 {% run_facts run as facts %}            {# the facts of an artifacts.BenchmarkRun #}
 {% applicability_badges page %}
 {% applicable_pages subject %}          {# a run, hardware profile or incident: one card #}
+{% symptom_pages subject %}             {# incident, finding, run, alert: pages by symptom #}
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 from django import template
 
 from artifacts.models import BenchmarkRun
+from knowledge import symptoms
 from knowledge.models import Page, PageStatus
 from knowledge.querysets import pages_citing_run, subject_facts
 from knowledge.querysets import pages_for_facts as _pages_for_facts
@@ -65,9 +67,27 @@ def applicable_pages(context: template.Context, subject: Any, limit: int = 12) -
     if isinstance(subject, BenchmarkRun):
         return {"run_card": run_knowledge(context, subject)}
     facts = subject_facts(subject)
+    label = getattr(getattr(subject, "_meta", None), "label", "")
     return {
+        "symptom_subject": subject if label == "incidents.Incident" else None,
         "facts": facts,
         "applicable": _pages_for_facts(facts, limit=limit) if facts else [],
+        "request": context.get("request"),
+    }
+
+
+@register.inclusion_tag("knowledge/_symptom_pages.html", takes_context=True)
+def symptom_pages(context: template.Context, subject: Any, limit: int = 12) -> dict[str, Any]:
+    """ "Pages for these symptoms": the known issues and runbooks whose declared symptoms
+    (finding rules, log events and texts, Xids, alert kinds) an incident, finding, run or
+    baseline alert shows."""
+    observed = symptoms.observed_for(subject)
+    return {
+        "matched": [
+            (page, [symptoms.label(h) for h in hits])
+            for page, hits in symptoms.pages_for_symptoms(observed, limit=limit)
+        ],
+        "observed": bool(observed),
         "request": context.get("request"),
     }
 
