@@ -208,6 +208,12 @@ class AlertFilterForm(forms.Form):
 class MatrixForm(forms.Form):
     profile = forms.ChoiceField()
     component = forms.ChoiceField(choices=COMPONENT_CHOICES, initial="nccl")
+    # the cell value: Δ% against the reference, or % of the hardware's peak (efficiency.md)
+    value = forms.ChoiceField(
+        choices=[("delta", "Δ % against the reference"), ("efficiency", "% of hardware peak")],
+        initial="delta",
+        required=False,
+    )
 
     def __init__(self, *args: Any, profiles: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -34,6 +34,7 @@ from baselines.forms import (
     SummaryStatusForm,
     TriageForm,
 )
+from baselines.limits.matrix_cells import efficiency_view
 from baselines.models import (
     Alert,
     AlertSummary,
@@ -533,6 +534,8 @@ def version_matrix(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         profile = HardwareProfile.objects.get(slug=form.cleaned_data["profile"])
         view = charts.version_matrix_for(profile, form.cleaned_data["component"])
+        if form.cleaned_data.get("value") == "efficiency":
+            view = efficiency_view(profile, view)  # cells as % of the hardware's peak
         if request.GET.get("format") == "csv":
             return exports.csv_response(
                 f"version-matrix-{profile.slug}-{view.component}.csv",

@@ -57,3 +57,15 @@ def test_comparison_page_puts_run_and_reference_against_their_peaks(viewer_clien
     page = viewer_client.get(f"/baselines/runs/{runs[1].pk}/comparison/").content.decode()
     assert "Against the hardware" in page and "this run" in page and "reference" in page
     assert page.count("80.4 %") == 2  # both: 361.86 / 450
+
+
+def test_version_matrix_can_show_efficiency_cells(viewer_client):  # type: ignore[no-untyped-def]
+    HardwareProfile.objects.create(slug="h100-box", gpu_model="H100", gpus_per_node=8)
+    load("nccl_tests/xxrjun_singlenode_G8_h100.log", metadata={"profile": "h100-box"})
+    url = "/baselines/matrix/"
+    params = {"profile": "h100-box", "component": "nccl"}
+    delta = viewer_client.get(url, params).content.decode()
+    assert "ref" in delta and "80.4%" not in delta
+    page = viewer_client.get(url, {**params, "value": "efficiency"}).content.decode()
+    # all_gather, >= 256 MiB bucket: best mean 361.86 (16 GiB) / 450 = 80.4 %
+    assert "80.4%" in page and "% of this profile" in page
