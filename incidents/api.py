@@ -15,12 +15,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from incidents.bundles.services import bundle_request
+from incidents.drafting import draft_from_evidence
 from incidents.grouping import grouped_for
 from incidents.models import (
     ALL_MILESTONES,
     ActionItem,
     EvidenceBundle,
     Incident,
+    PostMortemReview,
     PostMortemRevision,
     TimelineEvent,
     VendorTicket,
@@ -34,6 +36,7 @@ from incidents.postmortems import (
     revision_diff,
 )
 from incidents.querysets import action_items_filtered, incidents_filtered, tickets_filtered
+from incidents.reviews import review_add, review_resolve
 from incidents.serializers import (
     ActionItemSerializer,
     AttachSerializer,
@@ -47,7 +50,10 @@ from incidents.serializers import (
     MilestoneWriteSerializer,
     PostMortemConflictSerializer,
     PostMortemDiffSerializer,
+    PostMortemDraftSerializer,
     PostMortemRestoreSerializer,
+    PostMortemReviewSerializer,
+    PostMortemReviewWriteSerializer,
     PostMortemRevisionSerializer,
     PostMortemSerializer,
     PostMortemWriteSerializer,
@@ -338,6 +344,55 @@ class IncidentViewSet(
         return Response(TimelineEventSerializer(events, many=True).data)
 
     # --- post-mortem ----------------------------------------------------------------------
+
+    @extend_schema(
+        responses={200: PostMortemDraftSerializer},
+        summary="The post-mortem template filled from the evidence (not saved)",
+    )
+    @action(detail=True, methods=["get"], url_path="postmortem/draft-from-evidence")
+    def postmortem_draft(self, request: Request, pk: str | None = None) -> Response:
+        incident = self.get_object()
+        return Response(
+            {"body": draft_from_evidence(incident), "revision": postmortem_state(incident).revision}
+        )
+
+    @extend_schema(methods=["GET"], responses={200: PostMortemReviewSerializer(many=True)})
+    @extend_schema(
+        methods=["POST"],
+        request=PostMortemReviewWriteSerializer,
+        responses={201: PostMortemReviewSerializer},
+        summary="Review the post-mortem (a comment, changes requested, or an approval)",
+    )
+    @action(detail=True, methods=["get", "post"], url_path="postmortem/reviews")
+    def postmortem_reviews(self, request: Request, pk: str | None = None) -> Response:
+        incident = self.get_object()
+        if request.method == "POST":
+            form = PostMortemReviewWriteSerializer(data=request.data)
+            form.is_valid(raise_exception=True)
+            try:
+                review = review_add(incident=incident, by=request.user, **form.validated_data)
+            except IncidentError as exc:
+                return _bad(exc)
+            return Response(PostMortemReviewSerializer(review).data, status=status.HTTP_201_CREATED)
+        reviews = PostMortemReview.objects.filter(postmortem__incident=incident).select_related(
+            "reviewer", "resolved_by"
+        )
+        return Response(PostMortemReviewSerializer(reviews, many=True).data)
+
+    @extend_schema(request=None, responses={200: PostMortemReviewSerializer})
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path=r"postmortem/reviews/(?P<review_id>\d+)/resolve",
+    )
+    def postmortem_review_resolve(
+        self, request: Request, pk: str | None = None, review_id: str | None = None
+    ) -> Response:
+        review = get_object_or_404(
+            PostMortemReview, pk=review_id, postmortem__incident=self.get_object()
+        )
+        review = review_resolve(review=review, by=request.user)
+        return Response(PostMortemReviewSerializer(review).data)
 
     @extend_schema(methods=["GET"], responses={200: PostMortemSerializer}, summary="Post-mortem")
     @extend_schema(

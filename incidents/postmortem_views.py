@@ -7,11 +7,13 @@ import json
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from incidents.drafting import draft_from_evidence
 from incidents.embeds import EMBED_KINDS, render_with_embeds
 from incidents.forms import PostMortemForm
-from incidents.models import Incident, PostMortemDraft, PostMortemRevision
+from incidents.models import Incident, PostMortemDraft, PostMortemReview, PostMortemRevision
 from incidents.postmortems import (
     PostMortemConflict,
     pins_of,
@@ -23,6 +25,7 @@ from incidents.postmortems import (
     render_postmortem,
     revision_diff,
 )
+from incidents.reviews import paragraphs, publish_blockers, review_add, review_mode, review_resolve
 from incidents.services import IncidentError
 from incidents.views import editor_required
 
@@ -47,8 +50,45 @@ def postmortem_view(request: HttpRequest, pk: int) -> HttpResponse:
             "state": state,
             "html": render_postmortem(state.body, incident, interactive=True),
             "revisions": revisions,
+            "reviews": list(state.postmortem.reviews.select_related("reviewer", "resolved_by"))
+            if state.postmortem
+            else [],
+            "paragraphs": [
+                (i, " ".join(p.split())[:80]) for i, p in enumerate(paragraphs(state.body))
+            ],
+            "blockers": publish_blockers(state.postmortem) if state.postmortem else [],
+            "review_mode": review_mode(),
+            "verdicts": PostMortemReview.Verdict.choices,
         },
     )
+
+
+@require_POST
+@editor_required
+def postmortem_review_add(request: HttpRequest, pk: int) -> HttpResponse:
+    """A reviewer's comment, optionally on one paragraph, optionally asking for changes."""
+    incident = get_object_or_404(Incident, pk=pk)
+    paragraph = request.POST.get("paragraph", "")
+    try:
+        review_add(
+            incident=incident, by=request.user, text=request.POST.get("text", ""),
+            verdict=request.POST.get("verdict", PostMortemReview.Verdict.COMMENT),
+            paragraph=int(paragraph) if paragraph.isdigit() else None,
+        )  # fmt: skip
+    except IncidentError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, "Review added.")
+    return redirect(reverse("postmortem", args=[pk]) + "#reviews")
+
+
+@require_POST
+@editor_required
+def postmortem_review_resolve(request: HttpRequest, pk: int, review_id: int) -> HttpResponse:
+    review = get_object_or_404(PostMortemReview, pk=review_id, postmortem__incident_id=pk)
+    review_resolve(review=review, by=request.user, reopen=request.POST.get("reopen") == "1")
+    messages.success(request, "Review re-opened." if review.is_open else "Review resolved.")
+    return redirect(reverse("postmortem", args=[pk]) + "#reviews")
 
 
 @editor_required
@@ -85,6 +125,17 @@ def postmortem_edit(request: HttpRequest, pk: int) -> HttpResponse:
                 }
             )
             state = postmortem_state(incident)
+    elif request.GET.get("from") == "evidence":
+        # Offered, not saved: the editor reads the draft, writes the narrative, then saves.
+        form = PostMortemForm(
+            initial={"body": draft_from_evidence(incident), "revision": state.revision,
+                     "status": state.status, "message": "Started from the evidence"}
+        )  # fmt: skip
+        messages.info(
+            request,
+            "The template is filled from the evidence (timeline, scope, lifecycle, evidence "
+            "with sha256, charts). Nothing is saved until you press Save.",
+        )
     else:
         form = PostMortemForm(
             initial={"body": state.body, "revision": state.revision, "status": state.status}

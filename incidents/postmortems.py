@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString
 from incidents.embeds import EmbedError, Pinned, pin_shortcodes, render_with_embeds
 from incidents.merge import merge3
 from incidents.models import Embed, Incident, PostMortem, PostMortemDraft, PostMortemRevision
+from incidents.reviews import publish_blockers
 from incidents.services import IncidentError
 from knowledge.diffs import text_diff
 
@@ -109,6 +110,9 @@ def postmortem_save(
             pm, _ = PostMortem.objects.select_for_update().get_or_create(incident=incident)
             if pm.revision != base_revision:
                 raise _conflict(pm, base_revision=base_revision, mine=body)
+            publishing = status == PostMortem.Status.PUBLISHED != pm.status
+            if publishing and (blockers := publish_blockers(pm)):
+                raise IncidentError("cannot publish yet: " + "; ".join(blockers))
             try:
                 pinned_body = pin_shortcodes(
                     body.replace("\r\n", "\n"), create=_embed_creator(incident, by)

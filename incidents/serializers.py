@@ -17,6 +17,7 @@ from incidents.models import (
     Incident,
     IncidentArtifact,
     PostMortem,
+    PostMortemReview,
     PostMortemRevision,
     Severity,
     TimelineEvent,
@@ -387,4 +388,32 @@ class PostMortemDiffSerializer(serializers.Serializer):
     lines = serializers.ListField(
         child=serializers.ListField(child=serializers.CharField()),
         help_text="[css, line]: css is add, del, hunk or same",
+    )
+
+
+class PostMortemDraftSerializer(serializers.Serializer):
+    body = serializers.CharField(help_text="the template filled from the evidence")
+    revision = serializers.IntegerField(help_text="base revision to PUT it with")
+
+
+class PostMortemReviewSerializer(serializers.ModelSerializer):
+    reviewer = serializers.StringRelatedField()
+    resolved_by = serializers.StringRelatedField()
+    is_open = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = PostMortemReview
+        fields = [
+            "id", "reviewer", "verdict", "revision", "paragraph", "quote", "text", "is_open",
+            "resolved_at", "resolved_by", "created_at",
+        ]  # fmt: skip
+
+
+class PostMortemReviewWriteSerializer(serializers.Serializer):
+    text = serializers.CharField(required=False, allow_blank=True, default="")
+    verdict = serializers.ChoiceField(
+        choices=PostMortemReview.Verdict.choices, default=PostMortemReview.Verdict.COMMENT
+    )
+    paragraph = serializers.IntegerField(
+        required=False, allow_null=True, min_value=0, help_text="0-based; omit: the whole text"
     )

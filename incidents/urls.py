@@ -60,6 +60,16 @@ urlpatterns = [
         name="postmortem-status",
     ),
     path(
+        "incidents/<int:pk>/postmortem/reviews/",
+        postmortem_views.postmortem_review_add,
+        name="postmortem-review-add",
+    ),
+    path(
+        "incidents/<int:pk>/postmortem/reviews/<int:review_id>/resolve/",
+        postmortem_views.postmortem_review_resolve,
+        name="postmortem-review-resolve",
+    ),
+    path(
         "incidents/<int:pk>/postmortem/diff/",
         postmortem_views.postmortem_diff,
         name="postmortem-diff",

@@ -278,6 +278,11 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "PerfHub <perfhub@localhost>"
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # Links in notifications must be absolute: they are read outside the browser session.
 PERFHUB_BASE_URL = env_url("PERFHUB_BASE_URL", "http://127.0.0.1:8000")
+# Publishing a post-mortem: "off" (reviews are comments only), "resolved" (no open change
+# requests) or "approved" (and one approval by someone other than its last author).
+PERFHUB_POSTMORTEM_REVIEW = env_choice(
+    "PERFHUB_POSTMORTEM_REVIEW", ("off", "resolved", "approved"), "resolved"
+)
 
 # --- Security -------------------------------------------------------------------------------
 _HTTPS = env_bool("PERFHUB_HTTPS", False)
