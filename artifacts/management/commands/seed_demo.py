@@ -28,9 +28,29 @@ class Command(BaseCommand):
             help="instead: bulk-load N runs of long history (10,000 runs = about 290,000 "
             "measurement rows; minutes, so `make run` keeps the short demo)",
         )
+        parser.add_argument(
+            "--measurements",
+            type=int,
+            default=0,
+            help="instead: bulk-load a fleet's years of nightly sweeps with at least this many "
+            "measurement rows (10,000,000: PostgreSQL COPY, minutes; baselines.bulk_history)",
+        )
+        parser.add_argument(
+            "--profiles", type=int, default=24, help="hardware profiles of --measurements"
+        )
 
     def handle(self, *args: Any, days: int, seed: int, user: str, **options: Any) -> None:
         uploader = get_user_model().objects.filter(username=user).first()
+        if options.get("measurements"):  # the fleet history: millions of rows through COPY
+            from baselines.bulk_history import load_fleet_command
+
+            return load_fleet_command(
+                measurements=options["measurements"],
+                profiles=options["profiles"],
+                seed=seed,
+                uploader=uploader,
+                write=self.stdout.write,
+            )
         if options.get("runs"):  # baselines' bulk generator (bulk_create, for 10,000+ runs)
             from baselines.demo_history import seed_history_command
 
