@@ -15,8 +15,6 @@ from baselines.limits.model import Topology, Unknown, peak_for, resolve_limits
 from baselines.limits.reads import profile_spec, threshold_pct
 from baselines.models import HardwareProfile, Series, SeriesStackStats, SoftwareStack
 
-VALUES = (("delta", "Δ % against the reference"), ("efficiency", "% of the hardware's peak"))
-
 
 def efficiency_view(profile: HardwareProfile, view: Any) -> Any:
     """``view`` (a ``charts.MatrixView``) with each cell's text and colour replaced by the
