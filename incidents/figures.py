@@ -66,3 +66,41 @@ def timeline_figure(events: pd.DataFrame, milestones: list[tuple[str, object]]) 
     fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(present)))
     fig.update_xaxes(type="date")
     return fig
+
+
+DURATION_COLOURS = {
+    "detect": "#2563eb", "acknowledge": "#7c3aed", "mitigate": "#d97706", "resolve": "#059669",
+}  # fmt: skip
+
+
+def duration_bars(table: pd.DataFrame, labels: dict[str, str], *, split: str) -> go.Figure:
+    """Median (bars) and p90 (markers) hours of each duration per group of one split.
+
+    ``table`` is ``metrics.duration_stats`` output: group, incidents, <d>_median, <d>_p90.
+    """
+    fig = go.Figure()
+    groups = [str(g) for g in table["group"]] if not table.empty else []
+    for duration, label in labels.items():
+        colour = DURATION_COLOURS.get(duration, "#6b7280")
+        fig.add_trace(
+            go.Bar(
+                x=groups, y=table.get(f"{duration}_median", []), name=f"{label} median",
+                marker_color=colour, offsetgroup=duration, legendgroup=duration,
+                hovertemplate="%{x}: %{y:.2f} h<extra>" + label + " median</extra>",
+            )
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=groups, y=table.get(f"{duration}_p90", []), name=f"{label} p90",
+                mode="markers", marker={"symbol": "line-ew-open", "size": 18, "color": colour,
+                                        "line": {"width": 3}},
+                legendgroup=duration, showlegend=False,
+                hovertemplate="%{x}: %{y:.2f} h<extra>" + label + " p90</extra>",
+            )
+        )  # fmt: skip
+    fig.update_layout(
+        barmode="group", template="plotly_white", height=320,
+        margin={"l": 60, "r": 20, "t": 20, "b": 60}, legend={"orientation": "h", "y": -0.25},
+        yaxis_title="hours", xaxis_title=split,
+    )  # fmt: skip
+    return fig

@@ -9,6 +9,15 @@ from __future__ import annotations
 import pandas as pd
 
 DURATIONS = ("detect", "acknowledge", "mitigate", "resolve")
+# What on-call dashboards call them (the statistics are medians and p90s, not means).
+DURATION_LABELS = {"detect": "MTTD", "acknowledge": "MTTA", "mitigate": "MTTM", "resolve": "MTTR"}
+SPLITS = {
+    "severity": "severity",
+    "cluster": "cluster",
+    "month": "month",
+    "hardware generation": "hardware_generation",
+    "vendor": "vendor",
+}
 AGE_BUCKETS = ((0, 7, "up to 7 days"), (8, 30, "8 to 30 days"), (31, 90, "31 to 90 days"))
 OLDEST_BUCKET = "over 90 days"
 
@@ -34,6 +43,11 @@ def duration_stats(incidents: pd.DataFrame, by: str) -> pd.DataFrame:
             row[f"{duration}_p90"] = round(float(hours.quantile(0.9)), 2) if len(hours) else None
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
+
+
+def all_splits(incidents: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """``duration_stats`` for every split the metrics page shows."""
+    return {name: duration_stats(incidents, column) for name, column in SPLITS.items()}
 
 
 def open_item_ages(items: pd.DataFrame) -> pd.DataFrame:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pandas as pd
@@ -196,7 +196,12 @@ def metrics_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     """
     rows = list(
         Incident.objects.values(
-            "id", "severity", "hardware_generation", *[f"{m}_at" for m in MILESTONES]
+            "id",
+            "severity",
+            "hardware_generation",
+            "cluster",
+            "created_at",
+            *[f"{m}_at" for m in MILESTONES],
         )
     )
     vendors: dict[int, list[str]] = {}
@@ -207,18 +212,31 @@ def metrics_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     labels = dict(VendorTicket.Vendor.choices)
     records = []
     for row in rows:
-        durations = Incident(**{k: v for k, v in row.items() if k.endswith("_at")}).durations
+        stamps = {k: v for k, v in row.items() if k.endswith("_at") and k != "created_at"}
+        durations = Incident(**stamps).durations
+        # The month an incident counts in: when it was detected (else opened), in UTC.
+        when = row["detected_at"] or row["created_at"]
         base = {
             "id": row["id"],
             "severity": row["severity"],
             "hardware_generation": (row["hardware_generation"] or "").upper(),
+            "cluster": row["cluster"] or "",
+            "month": when.astimezone(UTC).strftime("%Y-%m") if when else "",
             **{k: v.total_seconds() if v is not None else None for k, v in durations.items()},
         }
         for vendor in sorted(set(vendors.get(row["id"], [""]))):
             records.append({**base, "vendor": labels.get(vendor, vendor)})
     incidents = pd.DataFrame(
         records,
-        columns=["id", "severity", "hardware_generation", "vendor", *DURATION_NAMES],
+        columns=[
+            "id",
+            "severity",
+            "hardware_generation",
+            "cluster",
+            "month",
+            "vendor",
+            *DURATION_NAMES,
+        ],
     )
     today = date.today()
     items = pd.DataFrame(

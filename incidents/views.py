@@ -26,7 +26,7 @@ from incidents import metrics
 from incidents.bundles.docs import human_duration, iso
 from incidents.facts import environment_rows
 from incidents.facts import propose as propose_facts
-from incidents.figures import timeline_figure
+from incidents.figures import duration_bars, timeline_figure
 from incidents.forms import (
     ActionItemCloseForm,
     ActionItemForm,
@@ -489,13 +489,10 @@ def _item_row(item: ActionItem) -> list[Any]:
 
 def incident_metrics(request: HttpRequest) -> HttpResponse:
     incidents, items = metrics_frames()
-    tables = {
-        "severity": metrics.duration_stats(incidents, "severity"),
-        "hardware generation": metrics.duration_stats(incidents, "hardware_generation"),
-        "vendor": metrics.duration_stats(incidents, "vendor"),
-    }
+    tables = metrics.all_splits(incidents)
     ages = metrics.open_item_ages(items)
-    if request.GET.get("format") == "csv":
+    fmt = request.GET.get("format")
+    if fmt == "csv":
         frames = [t.assign(split=name) for name, t in tables.items()]
         combined = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
         columns = ["split", *[c for c in combined.columns if c != "split"]]
@@ -504,19 +501,37 @@ def incident_metrics(request: HttpRequest) -> HttpResponse:
             columns,
             combined[columns].astype(object).where(combined[columns].notna(), "").values.tolist(),
         )
+    records = {name: _records(t) for name, t in tables.items()}
+    if fmt == "json":
+        return exports.json_response(
+            "incident-metrics.json",
+            {
+                "unit": "hours",
+                "durations": metrics.DURATION_LABELS,
+                "splits": records,
+                "open_action_items": ages.to_dict("records"),
+            },
+        )
     return render(
         request,
         "incidents/metrics.html",
         {
-            # NaN (a group where no incident has that milestone) prints as "—", not "nan"
-            "tables": {
-                name: t.astype(object).where(t.notna(), None).to_dict("records")
+            "tables": records,
+            "charts": {
+                name: duration_bars(t, metrics.DURATION_LABELS, split=name).to_json()
                 for name, t in tables.items()
+                if not t.empty and len(t) > 1
             },
             "ages": ages.to_dict("records"),
             "durations": metrics.DURATIONS,
+            "labels": metrics.DURATION_LABELS,
         },
     )
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    # NaN (a group where no incident has that milestone) prints as "—", not "nan"
+    return table.astype(object).where(table.notna(), None).to_dict("records")
 
 
 def _errors(form: Any) -> str:
