@@ -127,10 +127,10 @@ class Tuning:
     variance_z: float = 8.0  # normalised log spread ratio (≈ 1.8x the spread at full windows)
     variance_min_ratio: float = 1.4  # spread ratio between whole regimes, either way
     drift_min_pct: float = 3.0  # smallest drift reported: total change, % of the level
-    drift_z: float = 5.0  # slope t statistic, against the long-run (AR(1)-aware) noise
+    drift_z: float = 6.0  # slope t statistic, against the long-run (AR(1)-aware) noise
     drift_penalty: float = 3.0  # line segmentation penalty per segment, x log(n) noise units
     drift_min_len: int = 15  # points a drift must span
-    season_max_ratio: float = 0.6  # lag-p / lag-1 difference spread that means a pattern
+    season_max_ratio: float = 0.8  # lag-p / lag-1 difference spread that means a pattern
     max_period: int = 24  # longest repeating pattern looked for (0: none), in points
 
     def __post_init__(self) -> None:

@@ -35,10 +35,19 @@ def ar1_phi(x: np.ndarray) -> float:
     d = np.diff(x)
     if d.size < 20:
         return 0.0
+    # A trend whose slope changes slowly (growth that speeds up or slows down) also makes
+    # neighbouring differences alike; that is the level's shape, not the noise's memory.
+    # Taking out the local median difference keeps only what changes from run to run.
+    half = 4
+    padded = np.pad(d, half, mode="edge")
+    local = np.median(np.lib.stride_tricks.sliding_window_view(padded, 2 * half + 1), axis=1)
+    d = d - local
     u, v = d[1:], d[:-1]
     plus, minus = mad_sigma(u + v), mad_sigma(u - v)
-    if plus + minus == 0.0:
+    top = max(plus, minus)
+    if top == 0.0:
         return 0.0
+    plus, minus = plus / top, minus / top  # squares of tiny scales must not underflow
     rho = (plus * plus - minus * minus) / (plus * plus + minus * minus)
     # Bartlett: the lag-1 correlation of white-noise differences (an MA(1) with rho -0.5) has
     # variance about 0.5 / n; the robust (MAD) version about 1.7x that. phi = 1 + 2 rho.

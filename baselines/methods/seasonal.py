@@ -4,11 +4,13 @@ A weekly pattern (a shared cluster busier on weekdays, a weekend maintenance job
 nightly series move by the same amount on the same weekday, week after week. Left in, each
 busy stretch looks like a short regression and each quiet one like a recovery.
 
-Test: for a period p, the differences at lag p cancel the pattern, those at lag 1 do not.
-With no pattern both have the same spread (white noise), and trend or AR(1) noise make the
-lag-p ones *larger* (they span more drift, correlation fades with distance), so only a real
-pattern makes them markedly smaller: the robust spread of lag-p differences must be at most
-``max_ratio`` of the lag-1 one. The smallest such period wins (7 before 14 and 21).
+Test: on the first differences d (a trend turns into a constant there), d[t] - d[t - p]
+cancels a period-p pattern and other lags keep it; without a pattern every lag of 2 or more
+gives the same spread, and AR(1) noise makes the short lags the larger ones. So only a real
+pattern makes one lag's spread markedly smaller than the median lag's: at most ``max_ratio``
+of it (the spread is an RMS clipped at four robust sigmas: a pattern that moves two points
+in seven counts, where a MAD would ignore a minority that large, and a rare spike or step
+does not). The smallest such period wins (7 before 14 and 21).
 
 Removal: a centred moving average over exactly one period (the classical decomposition,
 2 x p for even p) cancels the pattern and keeps the level; the median residual at each phase
@@ -32,24 +34,42 @@ class Season:
     pattern: np.ndarray  # value per phase (index % period), centred on zero
 
 
+def _spread(d: np.ndarray, clip: float) -> float:
+    """RMS of differences clipped at ``clip``: a pattern that moves two points in seven
+    counts (a MAD would ignore a minority that large), a rare spike or step does not."""
+    return float(np.sqrt(np.mean(np.minimum(d * d, clip * clip))))
+
+
 def find_period(
-    x: np.ndarray, *, max_period: int = 24, max_ratio: float = 0.6, min_cycles: int = 4
+    x: np.ndarray, *, max_period: int = 24, max_ratio: float = 0.8, min_cycles: int = 4
 ) -> tuple[int, float] | None:
-    """(period, ratio) of the clearest repeating pattern, or None."""
+    """(period, ratio) of the clearest repeating pattern, or None.
+
+    Works on the first differences d (a trend becomes a constant, gone once differenced
+    again): d[t] - d[t - p] cancels a period-p pattern, other lags keep it, and without a
+    pattern every lag of 2 or more gives the same spread. The ratio is the lag-p spread over
+    the median one across lags. Without a pattern it is 1 give or take about 1/sqrt(n), so the
+    threshold is also held four of those below 1: a short series must show a clearer pattern
+    than a long one.
+    """
     n = x.size
-    s1 = mad_sigma(np.diff(x))
-    if s1 == 0.0:
+    d = np.diff(x)
+    top = min(max_period, n // min_cycles)
+    if top < 2:
         return None
-    ratios: dict[int, float] = {}
-    for p in range(2, min(max_period, n // min_cycles) + 1):
-        ratios[p] = mad_sigma(x[p:] - x[:-p]) / s1
-    if not ratios:
+    clip = 4.0 * mad_sigma(d[1:] - d[:-1])
+    if clip == 0.0:
         return None
+    spreads = {p: _spread(d[p:] - d[:-p], clip) for p in range(2, top + 1)}
+    typical = float(np.median(list(spreads.values())))
+    if typical == 0.0:
+        return None
+    ratios = {p: v / typical for p, v in spreads.items()}
     best = min(ratios.values())
-    if best > max_ratio:
+    if best > min(max_ratio, 1.0 - 4.0 / np.sqrt(n)):
         return None
     # The fundamental period, not a multiple of it: the smallest one about as good as the best.
-    period = min(p for p, r in ratios.items() if r <= best * 1.15 + 0.02)
+    period = min(p for p, r in ratios.items() if r <= best * 1.1 + 0.02)
     return period, ratios[period]
 
 
