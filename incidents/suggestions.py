@@ -227,7 +227,8 @@ def from_findings(artifact: Artifact) -> Iterator[Suggestion]:
             link_url=finding.get_absolute_url(),
             # One rule raised on many hosts (ports down on 12 hosts) folds into one group.
             symptom=f"finding|{finding.rule}|{finding.severity}",
-            symptom_label=f"{finding.get_severity_display()} finding {finding.rule}",
+            symptom_label=f"{finding.get_severity_display().capitalize()} finding: "
+            f"{finding.rule.replace('_', ' ')}",
             host=finding.host,
         )
 

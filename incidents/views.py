@@ -16,12 +16,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Page, Paginator
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from artifacts import exports
+from artifacts.models import Artifact
 from incidents import metrics
 from incidents.bundles.docs import human_duration, iso
 from incidents.facts import environment_rows
@@ -125,7 +127,11 @@ def _csv_row(incident: Incident) -> list[Any]:
 
 @editor_required
 def incident_create_view(request: HttpRequest) -> HttpResponse:
-    form = IncidentForm(request.POST or None)
+    """New incident; ``?artifact=ID`` (the artifact page's "open an incident from it")
+    attaches that evidence on creation, so its suggestions and facts are there at once."""
+    source = _source_artifact(request.POST.get("attach_artifact") or request.GET.get("artifact"))
+    initial = {"title": f"Investigate {source.original_name}"} if source else {}
+    form = IncidentForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         data = dict(form.cleaned_data)
         milestones = {
@@ -133,16 +139,31 @@ def incident_create_view(request: HttpRequest) -> HttpResponse:
             "detected": data.pop("detected_at"),
         }
         try:
-            incident = incident_create(
-                by=request.user, tags=data.pop("tags"), participants=data.pop("participants"),
-                milestones=milestones, override=data.pop("override"), **data,
-            )  # fmt: skip
+            with transaction.atomic():
+                incident = incident_create(
+                    by=request.user, tags=data.pop("tags"),
+                    participants=data.pop("participants"), milestones=milestones,
+                    override=data.pop("override"), **data,
+                )  # fmt: skip
+                if source is not None:
+                    incident_attach_artifacts(
+                        incident=incident, artifact_ids=[source.pk], by=request.user,
+                        note="opened from this artifact",
+                    )  # fmt: skip
         except IncidentError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"{incident.reference} opened.")
             return redirect(incident)
-    return render(request, "incidents/incident_form.html", {"form": form, "incident": None})
+    return render(
+        request,
+        "incidents/incident_form.html",
+        {"form": form, "incident": None, "source_artifact": source},
+    )
+
+
+def _source_artifact(raw: str | None) -> Artifact | None:
+    return Artifact.objects.filter(pk=int(raw)).first() if raw and raw.isdigit() else None
 
 
 @editor_required
