@@ -4,7 +4,6 @@ from django import forms
 from django.contrib import admin, messages
 
 from incidents.alerting.labels import effective
-from incidents.alerting.services import token_digest
 from incidents.models import (
     ActionItem,
     AlertLink,
@@ -97,6 +96,10 @@ class WebhookReceiverAdmin(admin.ModelAdmin):
     list_display = ["name", "kind", "enabled", "created_at"]
 
     def save_model(self, request, obj, form, change):  # type: ignore[no-untyped-def]
+        # Imported here: admin modules load at every start-up (the command line included),
+        # and the webhook services bring incidents.services, fabric and pandas with them.
+        from incidents.alerting.services import token_digest
+
         token = form.cleaned_data.get("new_token") or ("" if change else secrets.token_urlsafe(32))
         if token:
             obj.token_sha256 = token_digest(token)
