@@ -24,7 +24,7 @@ def test_post_builds_a_report_and_answers_201_with_id_url_version(editor_api, pa
     assert body["url"].endswith(f"/api/v1/reports/{body['id']}/")
     assert body["page_url"].endswith(f"/reports/{body['id']}/")
     detail = editor_api.get(body["url"]).json()
-    assert set(detail["tables"]) == {"verdicts", "deltas", "curves", "runs"}
+    assert set(detail["tables"]) == {"verdicts", "deltas", "curves", "runs", "efficiency"}
     first = detail["tables"]["deltas"]["rows"][0]
     assert (first["collective"], first["size_bytes"], first["delta_pct"]) == (
         "alltoall",
