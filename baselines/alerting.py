@@ -5,13 +5,16 @@ Two sources find changes, and both end up in the same alert when they see the sa
 * **comparison**: a run's curve against its reference (``comparing``) changed at some sizes
   and either the reference is a pinned baseline or the run is the first on a new stack;
 * **history**: ``baselines.detect`` found a change point in a series (steps, short dips,
-  variance changes; single spikes are outliers and raise nothing).
+  variance changes; single spikes are outliers and raise nothing), or a **drift**: a level
+  that moved gradually, reported once per drifting stretch with its start, end and rate.
 
 An alert's ``fingerprint`` is what makes re-evaluation idempotent: at a software change it is
 (series, kind, stack before → stack after), whichever source saw it; elsewhere it is
 (series, kind, time of the first changed point), and a change point that moves by a few
-points as history grows finds its existing alert instead of raising a new one. Triage
-(status, assignee, notes) is never overwritten by re-evaluation.
+points as history grows finds its existing alert instead of raising a new one. A drift
+keeps one alert while it goes on: a later scan whose drift overlaps it in time updates it
+(its end and rate grow), and drifts on many series of one profile that overlap in time share
+one summary. Triage (status, assignee, notes) is never overwritten by re-evaluation.
 """
 
 from __future__ import annotations
@@ -117,6 +120,8 @@ def _summary_for(
 def _kind_of(direction: str, kind: str) -> str:
     if kind == "variance":
         return Alert.Kind.VARIANCE
+    if kind == "drift":
+        return Alert.Kind.DRIFT
     return Alert.Kind.REGRESSION if direction == "regression" else Alert.Kind.IMPROVEMENT
 
 
@@ -245,6 +250,7 @@ def history_scan(series_ids: Iterable[int], *, collector: Collector) -> list[Ale
             values,
             direction="lower" if series.direction == "lower" else "higher",
             resolution=max(0.0, float(series.resolution or 0.0)),
+            times=[p["measured_at"] for p in points],  # drift rates in % per day
         )
         # The way back from a short regression is part of that alert, not an improvement.
         recoveries = {cp.end_index for cp in detection.change_points if cp.end_index is not None}
@@ -252,6 +258,9 @@ def history_scan(series_ids: Iterable[int], *, collector: Collector) -> list[Ale
             if cp.kind == "step" and cp.index in recoveries:
                 continue
             if cp.kind == "variance" and not _spread_matters(cp, values):
+                continue
+            if cp.kind == "drift":
+                found.append(_drift_alert(series, points, cp, collector))
                 continue
             found.append(_history_alert(series, points, cp, collector))
     return found
@@ -324,6 +333,91 @@ def _history_alert(
     return _upsert(existing.fingerprint if existing else fingerprint, defaults=fields)
 
 
+def _drift_alert(
+    series: Series, points: list[dict[str, object]], cp: ChangePoint, collector: Collector
+) -> Alert:
+    """One alert per drifting stretch: an existing drift alert of the series that overlaps
+    this one in time is the same drift seen again (its start may move a little, its end and
+    rate grow as runs arrive)."""
+    assert cp.end_index is not None
+    first, last = points[cp.index], points[cp.end_index]
+    start, end = first["measured_at"], last["measured_at"]
+    assert isinstance(start, datetime) and isinstance(end, datetime)
+    existing = next(
+        (
+            a
+            for a in Alert.objects.filter(series=series, kind=Alert.Kind.DRIFT).order_by("pk")
+            if _overlaps(a.details, start, end)
+        ),
+        None,
+    )
+    run = BenchmarkRun.objects.get(pk=last["run_id"])
+    summary = (
+        existing.summary
+        if existing is not None
+        else _drift_summary_for(collector, series.profile_id, run, start, end)
+    )
+    collector.touched_summary_ids.add(summary.pk)
+    details = {
+        **_cp_details(cp, points),
+        "start": start.isoformat(),
+        "end": end.isoformat(),
+        "start_run_id": first["run_id"],
+        "end_run_id": last["run_id"],
+    }
+    fields: dict[str, object] = {
+        "summary": summary,
+        "series": series,
+        "run": run,  # the newest run of the drift: the one that showed it so far
+        "previous_run_id": first["run_id"],
+        "kind": Alert.Kind.DRIFT,
+        "source": Alert.Source.HISTORY,
+        "magnitude_pct": cp.magnitude_pct,
+        "value_before": cp.before,
+        "value_after": cp.after,
+        "stack_before_id": first["stack_id"],
+        "stack_after_id": last["stack_id"],
+        "measured_at": start,
+        "details": details,
+    }
+    if existing is not None:
+        for name, value in fields.items():
+            setattr(existing, name, value)  # numbers only: triage fields are not in fields
+        existing.save()
+        return existing
+    fingerprint = f"s{series.pk}:drift:t{int(start.timestamp())}"
+    return _upsert(fingerprint, defaults=fields)
+
+
+def _overlaps(details: dict[str, object], start: datetime, end: datetime) -> bool:
+    try:
+        lo = datetime.fromisoformat(str(details["start"]))
+        hi = datetime.fromisoformat(str(details["end"]))
+    except (KeyError, ValueError):
+        return False
+    return lo <= end and start <= hi
+
+
+def _drift_summary_for(
+    collector: Collector, profile_id: int, run: BenchmarkRun, start: datetime, end: datetime
+) -> AlertSummary:
+    """The profile's drift summary whose drifts overlap this one in time (a fabric that
+    degrades drags many series at once), or a new one keyed by the drift's first day."""
+    for summary in AlertSummary.objects.filter(
+        profile_id=profile_id, key__startswith=f"p{profile_id}:drift:"
+    ).order_by("-created_at"):
+        alerts = summary.alerts.filter(kind=Alert.Kind.DRIFT).only("details")
+        if any(_overlaps(a.details, start, end) for a in alerts):
+            return summary
+    key = f"p{profile_id}:drift:{start.date().isoformat()}"
+    summary, created = AlertSummary.objects.get_or_create(
+        key=key, defaults={"profile_id": profile_id, "first_run": run, "title": key}
+    )
+    if created:
+        collector.new_summary_ids.add(summary.pk)
+    return summary
+
+
 def _cp_details(cp: ChangePoint, points: list[dict[str, object]]) -> dict[str, object]:
     details: dict[str, object] = {"detector": "baselines.detect", **cp.to_json()}
     if cp.end_index is not None and cp.end_index < len(points):
@@ -369,6 +463,8 @@ def summary_change_text(summary: AlertSummary) -> str:
     before, after = summary.stack_before, summary.stack_after
     if before is not None and after is not None and before.pk != after.pk:
         return change_text(before.diff(after))
+    if ":drift:" in summary.key:
+        return "gradual drift (no single change)"
     if "baseline" in summary.key:
         return "against its pinned baseline (same software)"
     return "no software change"
@@ -383,6 +479,7 @@ def summary_title(summary: AlertSummary, alerts: list[Alert]) -> str:
         (Alert.Kind.REGRESSION, "regressed"),
         (Alert.Kind.IMPROVEMENT, "improved"),
         (Alert.Kind.VARIANCE, "changed spread"),
+        (Alert.Kind.DRIFT, "drifted"),
     ):
         of_kind = [a for a in alerts if a.kind == kind]
         if of_kind:
@@ -409,4 +506,11 @@ def _headline(alerts: list[Alert], kind: str) -> str:
         return f", {benchmarks}{span}"
     median = round(statistics.median(a.magnitude_pct for a in alerts))
     sign = "+" if median > 0 else "\u2212" if median < 0 else ""  # a real minus, as in print
-    return f", {benchmarks}{span} {sign}{abs(median)}%"
+    text = f", {benchmarks}{span} {sign}{abs(median)}%"
+    if kind == Alert.Kind.DRIFT:
+        rates = [a.details.get("rate_pct") for a in alerts if a.details.get("rate_pct") is not None]
+        units = {a.details.get("rate_unit") for a in alerts} - {None}
+        if rates and len(units) == 1:
+            rate = statistics.median(rates)
+            text += f" ({'+' if rate > 0 else chr(0x2212)}{abs(rate):.2g}%/{units.pop()})"
+    return text

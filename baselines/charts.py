@@ -88,7 +88,50 @@ def series_chart(series: Series, *, order: str = "time", component: str = "nccl"
         ),
         ticks=_version_ticks(points, component) if order == "version" else None,
     )
+    for drift in _drift_segments(series, x_of_run):
+        figure.add_trace(drift)
     return SeriesChart(figure.to_json(), points, baseline, band)
+
+
+def _drift_segments(series: Series, x_of_run: dict[int, Any]) -> list[Any]:
+    """Each drift alert as a shaded sloped band from its fitted start level to its fitted
+    end level: a drift is a stretch, not a point, and a band shows both where it went and
+    how fast."""
+    import plotly.graph_objects as go
+
+    traces = []
+    for alert in series_alerts(series):
+        if alert.kind != "drift":
+            continue
+        details = alert.details or {}
+        x0 = x_of_run.get(details.get("start_run_id"))  # type: ignore[arg-type]
+        x1 = x_of_run.get(details.get("end_run_id"))  # type: ignore[arg-type]
+        v0, v1 = alert.value_before, alert.value_after
+        if x0 is None or x1 is None or v0 is None or v1 is None:
+            continue
+        # Thick enough to see, thin enough not to hide the points: 15 % of the move, at
+        # least half a percent of the level.
+        half = max(abs(v1 - v0) * 0.15, abs(v0) * 0.005)
+        rate = details.get("rate_pct")
+        unit = details.get("rate_unit", "run")
+        label = f"drift {alert.magnitude_pct:+.1f}%" + (
+            f" ({rate:+.2g}%/{unit})" if isinstance(rate, int | float) else ""
+        )
+        traces.append(
+            go.Scatter(
+                x=[x0, x1, x1, x0, x0],
+                y=[v0 - half, v1 - half, v1 + half, v0 + half, v0 - half],
+                fill="toself",
+                fillcolor="rgba(230, 126, 34, 0.22)",
+                line={"width": 1, "color": "rgba(230, 126, 34, 0.6)", "dash": "dot"},
+                mode="lines",
+                name=label,
+                text=f"{label} ({alert.get_status_display()})",
+                hoverinfo="text",
+                showlegend=False,
+            )
+        )
+    return traces
 
 
 def _key(point: dict[str, Any], component: str) -> str:
