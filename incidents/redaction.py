@@ -50,7 +50,7 @@ NOT_SECRET = frozenset(
         "true", "false", "unknown", "default", "home", "tmp", "var", "data", "local",
         "host", "node", "gpu", "cpu", "nccl", "info", "warn", "net", "n/a", "na", "not",
         "not specified", "not available", "to be filled by o.e.m.", "default string",
-        "system serial number", "0123456789", "123456789",
+        "system serial number", "0123456789", "123456789", "hostname", "redacted",
     }
 )  # fmt: skip
 # Matched without regard to case: names and hex identifiers are written in either case
@@ -148,8 +148,17 @@ _IPV4_FULL = re.compile(r"(?:\d{1,3}\.){3}\d{1,3}")
 _BUILTIN_PLAN: tuple[tuple[str, re.Pattern[str], Callable[[str], bool] | None], ...] = tuple(
     (category, re.compile(source), gate) for category, source, gate in _SOURCES
 )
-# Marks the two literal plan entries (known identifiers, caseless and exact) in a plan.
-_KNOWN_CASELESS, _KNOWN_EXACT = "known:caseless", "known:exact"
+# The literal plan entries (parsed identifiers and pass-1 values), by how they match:
+# marker -> caseless. The ":word" ones hold identifiers made of letters only ("crow",
+# "WORK"): as substrings they would eat ordinary words ("crowd", "network"), so they are
+# replaced, and audited, as whole words like guessed names.
+_LITERAL_MARKERS = {
+    "literal:caseless": True,
+    "literal:exact": False,
+    "literal:caseless:word": True,
+    "literal:exact:word": False,
+}
+_WORDLIKE = re.compile(r"[^\W\d]+")  # letters (and "_") only: no digit, dot or dash
 # Whole-word guard of names guessed from context: not glued to a letter or digit, so
 # "gdr114-ib0", "/var/log/gdr114/" and "gdr114_x" are replaced, "gdr1140" is not.
 _GUARD_BEFORE, _GUARD_AFTER = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
@@ -262,7 +271,8 @@ class Redactor:
         """
         terms: dict[tuple[bool, str], AuditTerm] = {}
         for (caseless, text), category in self._literals.items():
-            terms[caseless, text] = AuditTerm(category, text, caseless, whole=False)
+            whole = _WORDLIKE.fullmatch(text) is not None
+            terms[caseless, text] = AuditTerm(category, text, caseless, whole=whole)
         for names, category in ((self._hosts, HOST), (self._users, USER)):
             for name in names:
                 caseless = category in CASELESS
@@ -368,11 +378,16 @@ class Redactor:
         (whose category is certain) beats a shape.
         """
         plan: Plan = []
-        for caseless, marker in ((True, _KNOWN_CASELESS), (False, _KNOWN_EXACT)):
-            words = [text for (flag, text) in self._literals if flag == caseless]
-            if words:
+        for marker, caseless in _LITERAL_MARKERS.items():
+            word = marker.endswith(":word")
+            texts = [t for (flag, t) in self._literals if flag == caseless]
+            texts = [t for t in texts if (_WORDLIKE.fullmatch(t) is not None) == word]
+            if texts:
+                body = _trie(texts)
+                if word:
+                    body = f"{_GUARD_BEFORE}(?:{body}){_GUARD_AFTER}"
                 flags = re.IGNORECASE if caseless else 0
-                plan.append((marker, re.compile(_trie(words), flags), None))
+                plan.append((marker, re.compile(body, flags), None))
         plan += [(category, rx, gate) for category, rx, gate in _BUILTIN_PLAN]
         plan += [(f"pattern:{name}", rx, None) for name, rx in self._patterns]
         literal_hosts = {t for (c, t), cat in self._literals.items() if cat == HOST}
@@ -583,10 +598,9 @@ def _resolve(
             text = match.group(0)
             if not text:
                 continue
-            if category == _KNOWN_CASELESS:
-                resolved = literals[True, text.lower()]
-            elif category == _KNOWN_EXACT:
-                resolved = literals[False, text]
+            caseless = _LITERAL_MARKERS.get(category)
+            if caseless is not None:
+                resolved = literals[caseless, text.lower() if caseless else text]
             elif category == SERIAL or _VALID.get(category, _always)(text):
                 resolved = category
             else:

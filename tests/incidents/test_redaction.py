@@ -134,6 +134,18 @@ def test_a_host_that_is_the_prefix_of_another_never_splits_the_longer_one():
         assert "host-0020" not in out
 
 
+def test_identifiers_of_letters_only_are_replaced_as_whole_words():
+    # "crow" is a host of the samples, "WORK" a Windows workgroup: as substrings they would
+    # turn "crowd" and "network" into pseudonyms, so they match where not glued to a letter
+    # or digit; glued to punctuation (paths, URLs, NCCL headers) they are still replaced.
+    r = Redactor(known={"host": ["crow", "crowd", "WORK"]})
+    out = r.redact("crow:1:1 [0] /var/log/crow/ CROW crowd crowds network WORK", "f")
+    assert out == "host-001:1:1 [0] /var/log/host-001/ host-001 host-002 crowds network host-003"
+    terms = {t.text: t.whole for t in r.audit_terms()}
+    assert terms == {"crow": True, "crowd": True, "work": True}
+    assert audit(r.audit_terms(), out.encode(), r.pseudonyms()).clean
+
+
 def test_identifiers_are_filtered_and_gpu_uuids_keep_their_prefix():
     uuid = "4f3c9e7a-8d2b-4c1e-9f00-123456789abc"
     r = Redactor(
