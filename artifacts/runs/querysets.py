@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db import connection
+from django.db.models import Model, QuerySet
 
 from artifacts.models.core import Artifact
 from artifacts.runs.models import BenchmarkRun
@@ -40,14 +41,30 @@ def runs_filtered(params: Any) -> QuerySet[BenchmarkRun]:
 
 def run_filter_options() -> dict[str, list[Any]]:
     """Distinct values for the run list's drop-downs."""
-    runs = BenchmarkRun.objects.order_by()
     return {
-        "collectives": sorted(v for v in runs.values_list("collective", flat=True).distinct() if v),
-        "nranks": sorted(v for v in runs.values_list("nranks", flat=True).distinct() if v),
-        "labels": sorted(
-            v for v in Artifact.objects.order_by().values_list("label", flat=True).distinct() if v
-        ),
-        "nccl_versions": sorted(
-            v for v in runs.values_list("nccl_version", flat=True).distinct() if v
-        ),
+        "collectives": sorted(v for v in _distinct(BenchmarkRun, "collective") if v),
+        "nranks": sorted(v for v in _distinct(BenchmarkRun, "nranks") if v),
+        "labels": sorted(v for v in _distinct(Artifact, "label") if v),
+        "nccl_versions": sorted(v for v in _distinct(BenchmarkRun, "nccl_version") if v),
     }
+
+
+def _distinct(model: type[Model], field: str) -> list[Any]:
+    """The distinct values of an indexed column. On PostgreSQL a "loose index scan" (a
+    recursive query that jumps from one value to the next in the column's index): a few
+    index probes per distinct value instead of reading every row — 350,000 runs have ten
+    collectives, and SELECT DISTINCT read all of them on every run list request."""
+    if connection.vendor != "postgresql":
+        return list(model.objects.order_by().values_list(field, flat=True).distinct())
+    quote = connection.ops.quote_name
+    table, column = quote(model._meta.db_table), quote(model._meta.get_field(field).column)
+    sql = (
+        f"WITH RECURSIVE v AS ("
+        f"(SELECT {column} AS x FROM {table} WHERE {column} IS NOT NULL ORDER BY 1 LIMIT 1) "
+        f"UNION ALL SELECT (SELECT {column} FROM {table} WHERE {column} > v.x "
+        f"ORDER BY 1 LIMIT 1) FROM v WHERE v.x IS NOT NULL"
+        f") SELECT x FROM v WHERE x IS NOT NULL"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql)
+        return [row[0] for row in cursor.fetchall()]

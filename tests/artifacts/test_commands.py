@@ -148,3 +148,24 @@ def test_celery_app_still_found_by_the_worker_and_dispatch():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.django_db
+def test_run_filter_options_are_the_distinct_values_of_the_runs():
+    """The run list's drop-downs (a loose index scan on PostgreSQL, DISTINCT elsewhere)."""
+    from artifacts.runs.querysets import run_filter_options
+
+    call_command("seed_demo", "--days", "1")
+    runs = BenchmarkRun.objects.order_by()
+    options = run_filter_options()
+    assert options["collectives"] == sorted(
+        {c for c in runs.values_list("collective", flat=True) if c}
+    )
+    assert options["nranks"] == sorted({n for n in runs.values_list("nranks", flat=True) if n})
+    assert options["nccl_versions"] == sorted(
+        {v for v in runs.values_list("nccl_version", flat=True) if v}
+    )
+    assert options["labels"] == sorted(
+        {v for v in Artifact.objects.values_list("label", flat=True) if v}
+    )
+    assert len(options["collectives"]) > 1
