@@ -91,6 +91,7 @@ def test_csv_zip_holds_every_table_and_json_holds_the_stored_rows(editor_client,
     assert sorted(archive.namelist()) == [
         "curves.csv",
         "deltas.csv",
+        "efficiency.csv",
         "runs.csv",
         "summary.txt",
         "verdicts.csv",
