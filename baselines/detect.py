@@ -7,20 +7,27 @@ Pipeline (each stage is one module in ``baselines.methods``):
 
 1. non-finite values are set aside (reported as outliers) and the rest is rescaled by a power
    of two, so any finite input is safe from overflow and the thresholds are scale-free;
-2. ``variance_scan`` finds variance-only / bimodal changes and splits the series into noise
+2. ``seasonal`` takes out a repeating pattern (the weekly rhythm of nightly runs), found on
+   differenced differences so a trend cannot fake one;
+3. ``noise`` estimates AR(1)-like correlation of the noise from first differences; its
+   long-run factor widens the standard errors of window means and slopes;
+4. ``variance_scan`` finds variance-only / bimodal changes and splits the series into noise
    regimes, each with its own sigma; a change must hold regime-wide, not just in the scan's
    windows;
-3. ``hampel`` turns isolated 1-2 point spikes into outliers (against the regime's sigma) and
+5. ``hampel`` turns isolated 1-2 point spikes into outliers (against the regime's sigma) and
    replaces them by the local median;
-4. ``pelt`` proposes step candidates on the cleaned series, weighted by regime;
-5. ``step_test`` keeps the candidates that are significant, large and abrupt;
-6. a step that coincides with a variance change and is small next to the new spread is the
+6. ``pelt`` proposes step candidates on the cleaned series, weighted by regime;
+7. ``step_test`` keeps the candidates that are significant, large, abrupt and a jump rather
+   than a bend of a trend;
+8. a step that coincides with a variance change and is small next to the new spread is the
    same event (a series that starts flipping between two levels moves its mean too) and is
    reported once, as the variance change;
-7. the resolution floor: with ``resolution`` (the absolute step of the printed values, e.g.
+9. the resolution floor: with ``resolution`` (the absolute step of the printed values, e.g.
    0.01 GB/s for nccl-tests busbw) the noise sigma is never below the rounding noise
    (step/√12), a step whose levels differ by no more than one print step is rounding, and
-   so is a variance change whose spreads both stay within one step.
+   so is a variance change whose spreads both stay within one step;
+10. ``drift`` cuts the series without its steps into lines and reports each sustained slope
+    beyond the (long-run) noise once, with its start, end and rate.
 
 Pure Python + numpy: this module must never import Django.
 """
@@ -392,7 +399,7 @@ def detect(
     Non-finite values (NaN, ±inf) are not analysed and are listed as outliers; indices always
     refer to positions in ``values``. Fewer than ``2 x min_segment`` finite points give no
     change points. ``resolution`` is the absolute print step of the values (0 = exact; see
-    stage 7 of the module docstring). ``times`` (optional, one per value: datetimes, or
+    stage 9 of the module docstring). ``times`` (optional, one per value: datetimes, or
     numbers of seconds) turn a drift's rate into percent per day instead of per run.
     ``tuning`` overrides fields of :class:`Tuning`.
     """

@@ -93,6 +93,20 @@ def segment_lines(
     return cps[::-1]
 
 
+def _segment_long(y: np.ndarray, beta: float, min_size: int, most: int = 1000) -> list[int]:
+    """``segment_lines`` on at most ``most`` points: a longer stretch is segmented on means of
+    blocks of b points (a line's block means are a line, their noise variance and so the
+    penalty b times smaller) and the boundaries mapped back, to within b points, which is
+    plenty for where a drift starts. Keeps 10,000 points as fast as 1,000."""
+    n = y.size
+    b = -(-n // most)
+    if b <= 1:
+        return segment_lines(y, beta, min_size=min_size)
+    blocks = y[: n - n % b].reshape(-1, b).mean(axis=1)
+    found = segment_lines(blocks, beta / b, min_size=max(3, -(-min_size // b)))
+    return [k * b for k in found if min_size <= k * b <= n - min_size]
+
+
 def _fit(y: np.ndarray, lo: int, hi: int) -> tuple[float, float, float, float, float]:
     """(slope per point, fitted value at lo, fitted value at hi - 1, sqrt(sum (t - mean)^2),
     standard deviation of the residuals)."""
@@ -131,7 +145,7 @@ def find(
     fixed = [0, *sorted({b for b in breaks if min_size <= b <= n - min_size}), n]
     bounds = [0]
     for lo, hi in itertools.pairwise(fixed):
-        bounds += [lo + b for b in segment_lines(y[lo:hi], beta, min_size=min_size)] + [hi]
+        bounds += [lo + b for b in _segment_long(y[lo:hi], beta, min_size)] + [hi]
     # (lo, hi, sign of a significant slope or 0, fitted start, fitted end, z)
     pieces: list[tuple[int, int, float, float, float, float]] = []
     for lo, hi in itertools.pairwise(bounds):
