@@ -112,3 +112,14 @@ def test_the_editor_sets_symptoms(make_page, editor_client):
     page = make_page(status=PageStatus.PUBLISHED)
     form = editor_client.get(f"/kb/{page.slug}/edit/").content.decode()
     assert 'name="symptoms"' in form
+
+
+def test_run_and_alert_subjects_show_their_symptoms(starter_pages, parsed_run, editor_client):
+    from baselines.models import Alert
+
+    run = parsed_run()
+    html = editor_client.get(run.get_absolute_url()).content.decode()
+    assert 'id="kb-symptoms"' in html
+    alert = Alert(kind=Alert.Kind.REGRESSION)
+    found = [p.slug for p, _ in symptoms.pages_for_symptoms(symptoms.observed_for(alert))]
+    assert "slow-node-triage-runbook" in found and "nccl-tests-methodology" in found
