@@ -108,6 +108,7 @@ class Limits:
     values: dict[str, Value]
     node_network: dict[str, Value]  # host -> GB/s its rails can carry (evidence or profile)
     notes: tuple[str, ...] = ()
+    network_notes: tuple[str, ...] = ()  # degraded rails: said only of multi-node runs
 
     def get(self, name: str) -> Any:
         v = self.values.get(name)
@@ -135,6 +136,7 @@ def resolve_limits(
     over = f"{where} limits override"
     values: dict[str, Value] = {}
     notes: list[str] = []
+    network_notes: list[str] = []
 
     model = profile.gpu_model or model_of(gpu_name)
     if model:
@@ -148,14 +150,19 @@ def resolve_limits(
     _scale_up(values, overrides, over, spec, gpu_name, profile, where, hosts, notes)
     _pcie(values, overrides, over, spec, hosts)
     _nics(values, overrides, over, profile, where)
-    node_network = _node_networks(values, overrides, over, hosts or {}, notes)
+    node_network = _node_networks(values, overrides, over, hosts or {}, network_notes)
     if "peak_busbw_gbps" in overrides:
         values["peak_busbw_gbps"] = Value(overrides["peak_busbw_gbps"], "GB/s", over)
     if _num(overrides.get("efficiency_threshold_pct")):
         values["efficiency_threshold_pct"] = Value(
             float(overrides["efficiency_threshold_pct"]), "%", over
         )
-    return Limits(values=values, node_network=node_network, notes=tuple(notes))
+    return Limits(
+        values=values,
+        node_network=node_network,
+        notes=tuple(notes),
+        network_notes=tuple(network_notes),
+    )
 
 
 def _scale_up(
@@ -326,6 +333,7 @@ def peak_for(collective: str, topology: Topology, limits: Limits) -> Peak | Unkn
             bounds[PCIE] = pcie
             texts[PCIE] = f"GPUs without NVLink talk over PCIe: {pcie:g} GB/s per direction"
     if topology.nnodes > 1:
+        notes += [n for n in limits.network_notes if n.split(":")[0] in topology.hosts]
         net = _network_bound(collective, topology, limits, pcie, texts, notes)
         if net is None:
             return Unknown(
