@@ -413,7 +413,7 @@ _FACT_CATEGORIES = (
     ((".serial", ".serial_number", ".board_serial", ".chassis_serial"), SERIAL),
     ((".uuid", ".guid", ".node_guid", ".port_guid", ".sys_image_guid"), GUID),
     ((".hostname", ".host_name", ".nodename"), HOST),
-    ((".user", ".username", ".user_name", ".owner"), USER),
+    ((".user", ".username", ".user_name"), USER),
 )
 # Support bundles hold their sections as child artifacts (nested: a snapshot in a bundle).
 _MAX_NESTING = 3
@@ -445,9 +445,9 @@ def bundle_identifiers(
         .values_list("name", "device", "value", "extra")
     )
     for name, device, value, extra in facts.iterator(chunk_size=2000):
-        lower = name.lower()
+        dotted = "." + name.lower()  # "serial" alone counts like "gpu.serial"
         for suffixes, category in _FACT_CATEGORIES:
-            if lower.endswith(suffixes) or lower in {s.lstrip(".") for s in suffixes}:
+            if dotted.endswith(suffixes):
                 found[category].update(v.strip() for v in value.split(",") if v.strip())
         # Addresses and ids inside other facts: "eth0<10.0.0.7>", a GUID named device...
         for text in (device, value, *_strings(extra)):
