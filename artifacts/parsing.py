@@ -7,8 +7,8 @@ the fabric findings pass, and the unpacking of support bundles.
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import IO, Any
 
 from django.conf import settings
@@ -20,7 +20,10 @@ from artifacts.fabric.services import enqueue_findings
 from artifacts.loaders import load_result
 from artifacts.models.core import Artifact
 from artifacts.parsers import ParseError, get_parser
-from artifacts.parsers.streams import open_decompressed, read_head
+from artifacts.parsers.detection import HEAD_BYTES
+from artifacts.parsers.normalize import View, clean_bytes
+from artifacts.parsers.reading import parse_as, view_of
+from artifacts.parsers.streams import open_decompressed
 from perfhub import dispatch
 
 # Progress is written to the database at most this often (bytes), to keep parse fast.
@@ -30,7 +33,7 @@ PROGRESS_STEP = 4 * 1024 * 1024
 # Files of one kind that carry another kind's content too: nccl-tests run with NCCL_DEBUG=INFO
 # interleave NCCL's debug lines with the benchmark table. Such a file keeps its kind (its
 # runs are parsed by nccl_tests) and is read a second time by the other parser when that
-# parser accepts the file's head, so the NCCL versions, transports and WARNs are stored too.
+# parser accepts the file's sample, so the NCCL versions, transports and WARNs are stored too.
 ALSO_PARSE: dict[str, tuple[str, ...]] = {"nccl_tests": ("nccl_debug",)}
 
 
@@ -52,7 +55,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         error="",
     )
     try:
-        result = _read_as(artifact, parser, progress=_progress_writer(artifact.pk))
+        view = view_of(lambda: _open(artifact), artifact.detection)
+        result = _read_as(artifact, parser, view, progress=_progress_writer(artifact.pk))
     except ParseError as exc:
         _mark_failed(artifact, exc.message)
         if not exc.permanent:
@@ -61,13 +65,13 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     except OSError as exc:  # storage unreachable: worth a retry
         _mark_failed(artifact, f"could not read the stored file: {exc}")
         raise ParseError(str(exc), permanent=False) from exc
-    also = _also_parse(artifact)
+    also = _also_parse(artifact, view)
     with transaction.atomic():
         locked = Artifact.objects.select_for_update().get(pk=artifact.pk)
         load_result(locked, result)
         locked.status = Artifact.Status.PARSED
         locked.summary = result.summary()
-        locked.warnings = list(result.warnings)
+        locked.warnings = [*view.describe(), *result.warnings]
         for kind, extra in also:
             if isinstance(extra, str):  # the second parser refused after all: say why
                 locked.warnings.append(f"{kind}: {extra}")
@@ -90,45 +94,51 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     return locked
 
 
-def _read_as(
-    artifact: Artifact, parser: Any, *, progress: Callable[[int], None] | None = None
-) -> Any:
-    """Run one parser over the stored file (gunzipped, bomb-guarded)."""
+@contextmanager
+def _open(artifact: Artifact, progress: Callable[[int], None] | None = None) -> Iterator[IO[bytes]]:
+    """The stored file, gunzipped and bomb-guarded, from its start (closed on exit)."""
     with artifact.file.open("rb") as raw:
-        counted = _ProgressReader(raw, progress) if progress else raw
-        stream = open_decompressed(
-            counted,
+        yield open_decompressed(
+            _ProgressReader(raw, progress) if progress else raw,
             compressed_size=artifact.size,
             max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
             max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
         )
-        # parsers that take the upload's name (bare counter lists name their device by it)
-        named = "name" in inspect.signature(parser.parse).parameters
-        return parser.parse(stream, **({"name": artifact.original_name} if named else {}))
 
 
-def _also_parse(artifact: Artifact) -> list[tuple[str, Any]]:
+def _read_as(
+    artifact: Artifact, parser: Any, view: View, *, progress: Callable[[int], None] | None = None
+) -> Any:
+    """Run one parser over the stored file, cleaned as detection decided (normalize.py)."""
+    return parse_as(lambda: _open(artifact, progress), artifact.original_name, parser.KIND, view)
+
+
+def _also_parse(artifact: Artifact, view: View) -> list[tuple[str, Any]]:
     """Second readings (see ALSO_PARSE): (kind, result) or (kind, why it was refused)."""
-    kinds = ALSO_PARSE.get(artifact.kind, ())
-    if not kinds:
-        return []
-    try:
-        with artifact.file.open("rb") as raw:
-            head = read_head(raw, compressed_size=artifact.size)
-    except OSError:
-        return []
     out: list[tuple[str, Any]] = []
-    for kind in kinds:
-        parser = get_parser(kind)
-        if not parser.accepts(artifact.original_name, head):
+    for kind in ALSO_PARSE.get(artifact.kind, ()):
+        if not _accepted(artifact, kind, view):
             continue
         try:
-            out.append((kind, _read_as(artifact, parser)))
+            out.append((kind, _read_as(artifact, get_parser(kind), view)))
         except ParseError as exc:
             out.append((kind, exc.message))
         except OSError as exc:  # the main reading is stored; the second is a bonus
             out.append((kind, f"could not read the stored file again: {exc}"))
     return out
+
+
+def _accepted(artifact: Artifact, kind: str, view: View) -> bool:
+    """Whether ``kind``'s sniffer accepted the file: as detection recorded it, or asked now."""
+    stored = artifact.detection.get("candidates") if artifact.detection else None
+    if stored is not None:
+        return any(c.get("kind") == kind for c in stored)
+    try:
+        with _open(artifact) as stream:
+            head = clean_bytes(stream.read(HEAD_BYTES), view)
+    except (OSError, ParseError):
+        return False
+    return get_parser(kind).accepts(artifact.original_name, head)
 
 
 def _mark_failed(artifact: Artifact, message: str) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, Any, BinaryIO
@@ -18,8 +19,9 @@ from django.core.files import File
 from django.db import IntegrityError, transaction
 
 from artifacts.models import Artifact
-from artifacts.parsers import OTHER, PARSERS, detect_kind
-from artifacts.parsers.streams import read_head
+from artifacts.parsers import OTHER, PARSERS
+from artifacts.parsers.reading import detect_file
+from artifacts.parsers.streams import open_decompressed
 from artifacts.times import aware_datetime
 from perfhub import dispatch
 
@@ -81,9 +83,10 @@ def artifact_ingest(
         existing = Artifact.objects.filter(sha256=digest).first()
         if existing:
             return IngestOutcome(existing, created=False)
-        spool.seek(0)
+        found = None
         if detected not in PARSERS and detected != OTHER:
-            detected = detect_kind(name, read_head(spool, compressed_size=size))
+            found = detect_file(lambda: _unzipped(spool, size), name, size)
+            detected = found.kind
         spool.seek(0)
         chosen = kind or detected
         artifact = Artifact(
@@ -93,6 +96,7 @@ def artifact_ingest(
             size=size,
             kind=chosen,
             kind_detected=detected,
+            detection=found.to_json() if found else {},
             status=Artifact.Status.PENDING if chosen != OTHER else Artifact.Status.STORED,
             uploaded_by=uploaded_by if getattr(uploaded_by, "pk", None) else None,
             label=label.strip()[:120],
@@ -151,6 +155,13 @@ def _spool(stream: IO[bytes], spool: BinaryIO, limit: int) -> tuple[str, int]:
         spool.write(chunk)
     spool.flush()
     return digest.hexdigest(), size
+
+
+@contextmanager
+def _unzipped(spool: BinaryIO, size: int) -> Iterator[BinaryIO]:
+    """The spooled upload, decompressed, from its start (the spool itself stays open)."""
+    spool.seek(0)
+    yield open_decompressed(spool, compressed_size=size)
 
 
 def _captured_at(metadata: Mapping[str, Any]) -> datetime | None:

@@ -25,6 +25,10 @@ class Artifact(models.Model):
     size = models.BigIntegerField()
     kind = models.CharField(max_length=40, choices=kind_choices, default=OTHER, db_index=True)
     kind_detected = models.CharField(max_length=40, blank=True)
+    # How the kind was chosen: ranked candidates with their scores and reasons, the cleaning
+    # applied (encoding, stripped prefixes, transcript part) and, after a person chose a kind
+    # with "parse as", who chose it (artifacts/parsers/detection.py).
+    detection = models.JSONField(default=dict, blank=True)
     status = models.CharField(
         max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True
     )

@@ -1,86 +1,29 @@
-"""The parser registry: artifact kind -> module, imported lazily.
+"""Parsing: the registry of kinds (registry.py), detection by score over a cleaned sample
+(detection.py, normalize.py), the shared reading path (reading.py) and what every parser
+shares (base.py, streams.py, textutil.py). The parsers themselves live in their evidence
+family's package (``artifacts/<family>/parsers/``).
 
-Adding a kind = copy a sibling module, fill in KIND/LABEL/VERSION/accepts/parse, add it here
-(order matters: detection asks parsers in this order) and add fixtures; the registry test
-fails when a kind has no golden test.
+Pure Python: nothing here imports Django.
 """
 
 from __future__ import annotations
 
-import importlib
-from functools import cache
-from types import ModuleType
-
 from artifacts.parsers.base import ParseError, ParseResult
+from artifacts.parsers.registry import OTHER, PARSERS, get_parser, kind_choices
 
-PARSERS: dict[str, str] = {
-    # Support bundles first: their sniffers are exact (the bug report's banner, a tar header
-    # naming sysinfo-snapshot) and their content would otherwise pass for the kinds inside.
-    "nvidia_bug_report": "artifacts.bundles.parsers.nvidia_bug_report",
-    "sysinfo_snapshot": "artifacts.bundles.parsers.sysinfo_snapshot",
-    "nccl_tests": "artifacts.runs.parsers.nccl_tests",
-    "torch_trace": "artifacts.traces.parsers.torch_trace",
-    # Nsight: binary signatures first (SQLite, .nsys-rep), then text reports with their own
-    # markers ("Executing '...' stats report", the ncu CSV header, ==PROF== + "Section:"),
-    # all before the NCCL log sniffer (a profiled job's output may hold NCCL INFO lines).
-    "nsys_sqlite": "artifacts.nsight.parsers.nsys.sqlite",
-    "nsys_rep": "artifacts.nsight.parsers.nsys.rep",
-    "nsys_stats": "artifacts.nsight.parsers.nsys.stats",
-    "ncu_csv": "artifacts.nsight.parsers.ncu.csv",
-    "ncu_text": "artifacts.nsight.parsers.ncu.text",
-    # Fabric and host evidence: most specific sniffers first, the generic "name: value"
-    # ethtool sniffer last (RDMA counter lists look alike and must reach rdma_counters).
-    "nccl_debug": "artifacts.fabric.parsers.nccl_debug",
-    "nccl_topology": "artifacts.fabric.parsers.nccl_topology",
-    "nvidia_smi": "artifacts.fabric.parsers.nvidia_smi",
-    "ib_status": "artifacts.fabric.parsers.ib_status",
-    "rdma_counters": "artifacts.fabric.parsers.rdma_counters",
-    "mlxlink": "artifacts.fabric.parsers.mlxlink",
-    # Host and tool outputs with their own markers (banners, table headers, prefixes).
-    "dcgm": "artifacts.fabric.parsers.dcgm",
-    "perftest": "artifacts.fabric.parsers.perftest",
-    "perf_stat": "artifacts.fabric.parsers.perf_stat",
-    "mlxconfig": "artifacts.fabric.parsers.mlxconfig",
-    "show_gids": "artifacts.fabric.parsers.show_gids",
-    "mlnx_qos": "artifacts.fabric.parsers.mlnx_qos",
-    "numa": "artifacts.fabric.parsers.numa",
-    "proc_interrupts": "artifacts.fabric.parsers.proc_interrupts",
-    "ebpf_hist": "artifacts.fabric.parsers.ebpf_hist",
-    # Monitoring data: '# TYPE' lines / labelled samples, and the API's resultType JSON.
-    "prometheus_text": "artifacts.metrics.parsers.prometheus.text",
-    "prometheus_range": "artifacts.metrics.parsers.prometheus.range",
-    # Fabric Manager's "[Mon DD YYYY HH:MM:SS] [LEVEL] [tid N]" entries, before the dmesg
-    # sniffer; sysctl's "top.level.key = value" lines before the generic "name: value" one.
-    "fabric_manager": "artifacts.fabric.parsers.fabric_manager",
-    "dmesg": "artifacts.fabric.parsers.dmesg",
-    "sysctl": "artifacts.fabric.parsers.sysctl",
-    # Generic metrics uploads (JSON/CSV with benchmark + metric keys): strict sniffer.
-    "metrics": "artifacts.metrics.parsers.metrics",
-    "ethtool_stats": "artifacts.fabric.parsers.ethtool_stats",
-}
-
-# Files no parser accepts are kept as plain evidence attachments under this kind.
-OTHER = "other"
-
-__all__ = ["OTHER", "PARSERS", "ParseError", "ParseResult", "detect_kind", "get_parser"]
-
-
-@cache
-def get_parser(kind: str) -> ModuleType:
-    try:
-        return importlib.import_module(PARSERS[kind])
-    except KeyError:
-        raise ParseError(f"unknown kind {kind!r}; known kinds: {', '.join(PARSERS)}") from None
+__all__ = [
+    "OTHER",
+    "PARSERS",
+    "ParseError",
+    "ParseResult",
+    "detect_kind",
+    "get_parser",
+    "kind_choices",
+]
 
 
 def detect_kind(name: str, head: bytes) -> str:
-    """Ask each parser, in registry order, whether it accepts the file's first bytes."""
-    for kind in PARSERS:
-        if get_parser(kind).accepts(name, head):
-            return kind
-    return OTHER
+    """The best-scored kind for a file's name and sample (see detection.py), or OTHER."""
+    from artifacts.parsers.detection import detect
 
-
-def kind_choices() -> list[tuple[str, str]]:
-    """Model/form choices, derived from the registry so they never drift from it."""
-    return [(kind, get_parser(kind).LABEL) for kind in PARSERS] + [(OTHER, "Other attachment")]
+    return detect(name, head).kind

@@ -119,12 +119,12 @@ def counter_unit(name: str) -> str:
 
 # --- shell transcripts ----------------------------------------------------------------------
 
-# "user@host:~$ cmd", "[user@host dir]$ cmd", "root@host# cmd", "host$ cmd"
+# "user@host:~$ cmd", "[user@host dir]$ cmd", "root@host# cmd", "host$ cmd", "sh-5.1# cmd"
 _PROMPT = re.compile(
     r"^\s*(?:\[(?P<u1>[\w.\-]+)@(?P<h1>[\w.\-]+)[^\]]*\]|(?P<u2>[\w.\-]+)@(?P<h2>[\w.\-]+)(?::\S*)?)"
     r"\s*[$#>]\s*(?P<cmd>.*)$"
 )
-_BARE_PROMPT = re.compile(r"^\s*[$#>]\s+(?P<cmd>\S.*)$")
+_BARE_PROMPT = re.compile(r"^\s*(?:(?:sh|bash|zsh)-\d+(?:\.\d+)*)?[$#>]\s+(?P<cmd>\S.*)$")
 
 
 def prompt(line: str) -> tuple[str | None, str] | None:

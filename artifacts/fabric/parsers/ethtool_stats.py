@@ -147,8 +147,7 @@ class _State:
         if shell is not None:
             if shell[0]:
                 self.pending["host"] = shell[0]  # another command on the same host
-            if shell[0] or info_command:
-                return
+            return  # a command line (``$ cat before.txt``) is never a snapshot's label
         if stripped.startswith("NIC statistics"):
             self._close()
             return

@@ -109,6 +109,7 @@ class ViewReader:
         self._nvlink_gpu: re.Match[str] | None = None
         self._dropped = 0
         self._seen_lines = 0
+        self._date_above: str | None = None
 
     @property
     def found(self) -> bool:
@@ -140,12 +141,19 @@ class ViewReader:
         self._seen_lines += 1
         if not line.strip():
             return
-        if self.timestamp is None and self._seen_lines <= 3 and len(line) < 60:
+        if self.timestamp is None and len(line) < 60 and not line.startswith(("|", "+")):
+            # nvidia-smi prints the date on the line above its table; other programs' lines
+            # may come before both, so the date is taken from there, wherever that is
             stamp = find_timestamp(line)
-            if stamp:
+            if stamp and self._seen_lines <= 3:
                 self.timestamp = stamp[0]
                 return
+            self._date_above = stamp[0] if stamp else None
+            if stamp:
+                return
         if line.startswith("|") or line.startswith("+"):
+            if self.timestamp is None and self._date_above:
+                self.timestamp = self._date_above
             self._table_line(line)
         elif self._nvlink_line(line) or self._legend_line(line):
             return

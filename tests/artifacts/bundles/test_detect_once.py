@@ -12,16 +12,18 @@ from typing import Any
 
 import pytest
 
-from artifacts import parsers, services
+from artifacts import parsers
 from artifacts.bundles.parsers import nvidia_bug_report, sysinfo_snapshot
 from artifacts.bundles.parsers.common import HEAD_BYTES, choose_kind
 from artifacts.models import Artifact, BundleMember
+from artifacts.parsers import detection
 from artifacts.services import artifact_ingest
 from tests.artifacts.bundles import factory as bf
 
 pytestmark = pytest.mark.django_db
 
-REAL_DETECT = parsers.detect_kind  # bound before any test swaps in the counting one
+REAL_DETECT = parsers.detect_kind
+REAL_DETECTION = detection.detect  # bound before any test swaps in the counting one
 GZ_MEMBER = f"{bf.TOP}/commands_txt_output/ethtool_-S_ens2f0np0.txt.gz"
 
 
@@ -30,12 +32,12 @@ def detections(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Names handed to detect_kind, wherever it is called from."""
     calls: list[str] = []
 
-    def counting(name: str, head: bytes) -> str:
+    def counting(name: str, head: bytes, **sample: Any) -> Any:
         calls.append(name)
-        return REAL_DETECT(name, head)
+        return REAL_DETECTION(name, head, **sample)
 
-    monkeypatch.setattr(parsers, "detect_kind", counting)  # bundle_common imports it lazily
-    monkeypatch.setattr(services, "detect_kind", counting)
+    # every entry point (detect_kind, ingest's detect_file) goes through detection.detect
+    monkeypatch.setattr(detection, "detect", counting)
     return calls
 
 

@@ -1,0 +1,316 @@
+"""Kind detection by score over a bounded, cleaned sample of a file.
+
+``sample`` reads the head of a file and, for a long one, a few later windows (a real log
+often starts with thousands of another library's lines). ``detect`` cleans the sample the
+way the parse will (normalize.py), asks every parser whether it accepts it and how sure it
+is, and ranks them. A parser that knows its format's exact banner says so with a
+``score(name, head) -> (score, reason) | None`` function; one with only ``accepts`` gets
+``DEFAULT_SCORE`` (or its module's ``SNIFF_SCORE`` for generic sniffers). Equal scores keep
+the registry's order, which puts specific sniffers before generic ones. A near tie or a low
+best score is reported as ambiguous, with the ranked candidates and their reasons, so a
+person can choose; the file is never refused for it.
+
+Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from artifacts.parsers import normalize
+from artifacts.parsers.normalize import View
+from artifacts.parsers.registry import MAY_BE, OTHER, PARSERS, get_parser
+
+HEAD_BYTES = 64 * 1024
+WINDOW_BYTES = 64 * 1024
+WINDOWS = 3  # later windows of a long file, the last one ending at its end
+# Files up to this size are read whole for detection, so transcript parts can be cut.
+WHOLE_BYTES = 4 * 1024 * 1024
+DEFAULT_SCORE = 0.7
+NEAR_TIE = 0.1
+LOW_SCORE = 0.4
+NAME_HINT_BONUS = 0.05
+
+# Words in a file name that back a kind up (never enough on their own).
+NAME_HINTS: dict[str, tuple[str, ...]] = {
+    "nccl_tests": ("_perf", "nccl-tests", "nccl_tests", "allreduce", "all_reduce", "alltoall"),
+    "nccl_debug": ("nccl",),
+    "torch_trace": ("trace", "kineto", "profiler"),
+    "ncu_csv": ("ncu",),
+    "ncu_text": ("ncu",),
+    "nsys_stats": ("nsys",),
+    "nvidia_smi": ("nvidia-smi", "nvidia_smi", "smi"),
+    "ib_status": ("ibstat", "ibv_devinfo", "ibstatus"),
+    "rdma_counters": ("hw_counters", "rdma"),
+    "mlxlink": ("mlxlink",),
+    "mlxconfig": ("mlxconfig",),
+    "mlnx_qos": ("mlnx_qos", "qos"),
+    "show_gids": ("gids",),
+    "ethtool_stats": ("ethtool",),
+    "dmesg": ("dmesg", "kern"),
+    "perf_stat": ("perf",),
+    "perftest": ("ib_write", "ib_read", "ib_send", "perftest"),
+    "dcgm": ("dcgm",),
+    "numa": ("numa", "lscpu"),
+    "proc_interrupts": ("interrupts",),
+    "sysctl": ("sysctl",),
+    "fabric_manager": ("fabricmanager", "fabric_manager"),
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str
+    score: float
+    reasons: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "score": round(self.score, 3), "reasons": list(self.reasons)}
+
+
+@dataclass(frozen=True)
+class Detection:
+    kind: str  # the best candidate, or "other"
+    candidates: tuple[Candidate, ...]  # ranked, best first
+    ambiguous: bool
+    view: View
+    parts: tuple[dict[str, Any], ...] = ()  # a transcript's commands and their kinds
+
+    @property
+    def score(self) -> float:
+        return self.candidates[0].score if self.candidates else 0.0
+
+    def why(self) -> str:
+        if not self.candidates:
+            return "no parser recognises this content"
+        if self.ambiguous:
+            ranked = ", ".join(f"{c.kind} ({c.score:.2f})" for c in self.candidates[:4])
+            return f"ambiguous: {ranked}"
+        return "; ".join(self.candidates[0].reasons)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "score": round(self.score, 3),
+            "ambiguous": self.ambiguous,
+            "candidates": [c.to_json() for c in self.candidates[:8]],
+            "cleaning": self.view.describe(),
+            "view": self.view.to_json(),
+            "parts": list(self.parts),
+        }
+
+
+@dataclass(frozen=True)
+class Sample:
+    head: bytes  # the first 64 KiB
+    windows: tuple[bytes, ...]  # later windows of a long file, cut at line ends
+    whole: bytes | None  # the entire content of a file up to WHOLE_BYTES, for transcripts
+    encoding: str = "utf-8"  # of the file; the sample itself is UTF-8 (or binary)
+
+
+def sample(raw: BinaryIO, size: int | None = None) -> Sample:
+    """The detection sample of a decompressed stream (positioned at its start).
+
+    A file in UTF-16 is transcoded first, so windows never cut a character in half. The
+    windows of a file beyond WHOLE_BYTES come from a stream that can seek (a plain upload);
+    a gzip member gives what its first WHOLE_BYTES hold.
+    """
+    data = raw.read(WHOLE_BYTES + 1)
+    encoding = normalize.sniff_encoding(data[:4096])
+    if encoding.startswith("utf-16"):
+        data = normalize.decode_sample(data, encoding).lstrip("\ufeff").encode("utf-8")
+    whole = data if len(data) <= WHOLE_BYTES else None
+    seekable = getattr(raw, "seekable", lambda: False)()
+    if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
+        return Sample(data[:HEAD_BYTES], _windows(raw, size), None, encoding)
+    windows = _windows(io.BytesIO(data), len(data))
+    after = _after_preamble(data)
+    if after is not None:  # the file's own lines start after another program's preamble
+        windows = (data[after : after + WINDOW_BYTES], *windows)
+    return Sample(data[:HEAD_BYTES], windows, whole, encoding)
+
+
+_KEY = re.compile(rb"[^\d\n]{3,40}")
+
+
+def _after_preamble(data: bytes) -> int | None:
+    """Where a long leading run of one program's lines ends (libfabric, UCX and MPI print
+    thousands of lines before the first line of ours), when the head is all such lines."""
+    if len(data) <= HEAD_BYTES:
+        return None
+    lines = data[:HEAD_BYTES].split(b"\n")[:-1]
+    first = _KEY.match(lines[0]) if lines else None
+    if first is None or len(lines) < 100:
+        return None
+    key = first.group(0)
+    if sum(line.startswith(key) for line in lines) < 0.9 * len(lines):
+        return None
+    other = re.compile(b"\n(?!" + re.escape(key) + b")").search(data, HEAD_BYTES)
+    return other.end() if other else None
+
+
+def _windows(source: BinaryIO, size: int) -> tuple[bytes, ...]:
+    """Windows ending at 1/3, 2/3 and the end of the file, cut at line ends: a log that
+    starts with another program's noise still shows its own lines to the sniffers."""
+    windows = []
+    for index in range(1, WINDOWS + 1):
+        start = max(HEAD_BYTES, size * index // WINDOWS - WINDOW_BYTES)
+        if start >= size or (windows and start <= windows[-1][0]):
+            continue
+        source.seek(start)
+        chunk = source.read(WINDOW_BYTES)
+        first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
+        if index == WINDOWS and not chunk.endswith(b"\n"):
+            last = len(chunk) - 1  # the file's last line has no newline
+        if 0 <= first < last:
+            windows.append((start, chunk[first + 1 : last + 1]))
+    return tuple(chunk for _, chunk in windows)
+
+
+def detect(
+    name: str,
+    head: bytes,
+    *,
+    windows: tuple[bytes, ...] = (),
+    whole: bytes | None = None,
+    encoding: str | None = None,
+) -> Detection:
+    """Rank the kinds for a file from its sample (see ``sample``): the head and later
+    windows are sniffed one by one and each kind keeps its best; ``whole`` lets a terminal
+    transcript be cut into its commands; ``encoding``: the file's, when the sample was
+    transcoded."""
+    view = normalize.plan(b"\n".join((head, *windows)) if windows else head)
+    parts: tuple[dict[str, Any], ...] = ()
+    if whole is not None and not view.binary and view.part is None:
+        main = _main_part(name, whole, view)
+        if main is not None:
+            view, parts, head = main
+            windows = ()
+    # a transcript's part is cut out already: its lines are numbered from 1 again
+    sniffing = dataclasses.replace(view, part=None)
+    ranked = _ranked(name, normalize.clean_bytes(head, sniffing), later=False)
+    if not ranked or -ranked[0][0] < DEFAULT_SCORE:
+        # Nothing sure in the head (another program's preamble?): the later windows decide,
+        # each kind keeping its best score over all of them.
+        best = {c.kind: (base, order, c) for base, order, c in ranked}
+        for window in windows:
+            for base, order, c in _ranked(
+                name, normalize.clean_bytes(window, sniffing), later=True
+            ):
+                if c.kind not in best or base < best[c.kind][0]:
+                    best[c.kind] = (base, order, c)
+        ranked = sorted(best.values(), key=lambda item: (item[0], item[1]))
+    candidates = tuple(c for _, _, c in ranked)
+    bases = [-base for base, _, _ in ranked]
+    ambiguous = bool(bases) and (
+        bases[0] < LOW_SCORE or (len(bases) > 1 and bases[0] - bases[1] < NEAR_TIE)
+    )
+    kind = candidates[0].kind if candidates else OTHER
+    if kind != "nccl_debug" and view.hosts:
+        # Only an NCCL log is cut where another process's header starts mid-line: the
+        # nccl-tests reader puts a result row broken by such a line back together itself.
+        view = dataclasses.replace(view, hosts=())
+    if encoding and encoding != view.encoding and not view.binary:
+        view = dataclasses.replace(view, encoding=encoding, needed=True)
+    return Detection(kind=kind, candidates=candidates, ambiguous=ambiguous, view=view, parts=parts)
+
+
+def _ranked(name: str, clean: bytes, *, later: bool) -> list[tuple[float, int, Candidate]]:
+    """(-score, registry order, candidate) of every kind that accepts ``clean``, best first."""
+    ranked = []
+    for order, kind in enumerate(PARSERS):
+        if kind in MAY_BE and not MAY_BE[kind](clean):
+            continue
+        scored = _score(get_parser(kind), kind, name, clean, later=later)
+        if scored is not None:
+            ranked.append((-scored[0], order, scored[1]))
+    return sorted(ranked, key=lambda item: (item[0], item[1]))
+
+
+def _score(
+    module: Any, kind: str, name: str, clean: bytes, *, later: bool = False
+) -> tuple[float, Candidate] | None:
+    """(score from the content, candidate): the content alone ranks; a name hint is only
+    shown, since a file's name is the least reliable thing about it."""
+    scorer = getattr(module, "score", None)
+    reasons: list[str] = []
+    if scorer is not None:
+        found = scorer(name, clean)
+        if found is None:
+            return None
+        value, reason = found
+        reasons.append(reason)
+    else:
+        if not module.accepts(name, clean):
+            return None
+        value = float(getattr(module, "SNIFF_SCORE", DEFAULT_SCORE))
+        reasons.append(f"the {module.LABEL} sniffer found its markers in the sample")
+    if later:
+        reasons.append("found past the start of the file (after other programs' lines)")
+    shown = value
+    lowered = name.lower()
+    hint = next((w for w in NAME_HINTS.get(kind, ()) if w in lowered), None)
+    if hint:
+        shown += NAME_HINT_BONUS
+        reasons.append(f"the file name mentions {hint!r}")
+    return value, Candidate(kind=kind, score=min(shown, 1.0), reasons=tuple(reasons))
+
+
+def _main_part(
+    name: str, whole: bytes, view: View
+) -> tuple[View, tuple[dict[str, Any], ...], bytes] | None:
+    """For a terminal transcript (prompt lines between commands' outputs): the span of the
+    commands whose output this artifact is, the list of parts, and the span's own sample.
+
+    The best-scored part decides the kind (the first on a tie); the span runs from the first
+    to the last part of that kind, so several runs of one tool pasted together stay one
+    artifact, while another tool's output (or ``$ hostname``) stays out of it. None when
+    there is only one part, or nothing else beside the main kind.
+    """
+    clean = normalize.clean_bytes(whole, view) if view.needed else whole
+    if not normalize.has_prompt(clean):
+        return None
+    text = clean.decode("utf-8", errors="replace")
+    parts = normalize.transcript_parts(text)
+    if len(parts) < 2:
+        return None
+    lines = text.split("\n")
+    scored = []
+    for part in parts:
+        # parts are numbered in the cleaned text: cut them from it, no second cleaning
+        found = detect(name, _head_of(lines, part.start, part.end))
+        scored.append((part, found.kind, -1.0 if found.kind == OTHER else found.score))
+    kinds = [kind for _, kind, _ in scored]
+    best = max(range(len(scored)), key=lambda i: scored[i][2])  # the first of equals
+    main_kind = kinds[best]
+    same = [i for i, kind in enumerate(kinds) if kind == main_kind]
+    first, last = parts[same[0]], parts[same[-1]]
+    if first.start == parts[0].start and last.end == parts[-1].end:
+        return None  # every part belongs to the main output: nothing to cut
+    span = normalize.Part(title=first.title, start=first.start, end=last.end)
+    main = dataclasses.replace(view, part=span, needed=True)
+    described = tuple(
+        {
+            "title": part.title,
+            "start": part.start,
+            "end": part.end,
+            "kind": kind,
+            "main": span.start <= part.start and part.end <= span.end,
+        }
+        for (part, kind, _) in scored
+    )
+    return main, described, _head_of(lines, span.start, span.end)
+
+
+def _head_of(lines: list[str], start: int, end: int) -> bytes:
+    out, size = [], 0
+    for line in lines[start - 1 : end]:
+        out.append(line)
+        size += len(line) + 1
+        if size >= HEAD_BYTES:
+            break
+    return "\n".join(out).encode("utf-8")[:HEAD_BYTES]

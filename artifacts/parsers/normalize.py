@@ -1,0 +1,478 @@
+"""One cleaning step for every text file, shared by detection and parsing.
+
+Evidence rarely arrives as the tool wrote it: it is pasted from a terminal (prompt lines,
+markdown fences, colour codes), written through a launcher that prefixes every line
+(``[1,0]<stdout>:``, Slurm ``0: ``, torchrun ``[rank3]:``, pdsh ``host: ``), collected by
+``kubectl logs --timestamps`` or journald, saved by a Windows tool as UTF-16, or glued to
+another process's line. ``plan`` looks at a bounded sample once and decides what to strip;
+``CleanStream`` then hands the parsers the clean text while counting which original line
+each clean line came from (``LineMap``), so evidence links and redaction point at the
+uploaded bytes.
+
+Two kinds of layers. Unambiguous ones are stripped wherever they appear (an Open MPI tag
+cannot be anything else). Ambiguous ones (a leading number, word or timestamp) are stripped
+only when most lines of the sample carry one and the values repeat the way a launcher's do:
+``rx_packets: 12`` lines have as many different "prefixes" as lines, ``gpu07: `` repeats.
+Nothing is joined that was not split; a line is split only where a known line start (an NCCL
+``host:pid:tid [n] NCCL`` header, a launcher tag) appears in the middle of it.
+
+Pure Python, no Django.
+"""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+# --- encodings ------------------------------------------------------------------------------
+
+_BINARY_MAGIC = (b"\x1f\x8b", b"SQLite format 3\x00", b"PK\x03\x04", b"\x7fELF")
+
+
+def sniff_encoding(head: bytes) -> str:
+    """ "utf-8", "utf-8-sig", "utf-16-le", "utf-16-be" or "binary"."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8-sig"
+    if head.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le"
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be"
+    if head.startswith(_BINARY_MAGIC):
+        return "binary"
+    probe = head[:4096]
+    if len(probe) >= 8:
+        # UTF-16 without a BOM (PowerShell's Out-File): ASCII text with every other byte 0.
+        even_zero = probe[0::2].count(0) / len(probe[0::2])
+        odd_zero = probe[1::2].count(0) / len(probe[1::2])
+        if odd_zero > 0.4 and even_zero < 0.05:
+            return "utf-16-le"
+        if even_zero > 0.4 and odd_zero < 0.05:
+            return "utf-16-be"
+    if b"\x00" in probe:
+        return "binary"
+    return "utf-8"
+
+
+# --- line shapes ----------------------------------------------------------------------------
+
+# CSI (colours, cursor moves) and OSC (window titles, hyperlinks) escape sequences.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
+# Shell prompts (they start the parts of a transcript): user@host:~/dir$ cmd,
+# root@gpu07:~# cmd, [user@host dir]$ cmd, (venv) ..., sh-5.1# cmd, bash-4.4$ cmd, and a bare
+# "$ cmd". The command is kept as the part's title.
+_PROMPT = re.compile(
+    r"^(?:\([\w.\- ]+\)\s+)?"
+    r"(?:[\w.\-]+@[\w.\-]+:[^\s$#]*\s?[$#]|\[[\w.\-]+@[\w.\-]+(?: [^\]]*)?\]\s?[$#]"
+    r"|(?:sh|bash|zsh)-\d+(?:\.\d+)*[$#]|\$)"
+    r"\s+(?P<cmd>\S.*)$"
+)
+_PROMPT_LINES = re.compile(_PROMPT.pattern, re.MULTILINE)
+_SRUN = re.compile(r"^srun: ")
+
+# Unambiguous launcher tags, stripped wherever they start a line (and split where glued).
+# Both print the tag right before the program's text, without a space of their own.
+_OPENMPI = r"\s*\[\d+,\d+\]<(?:stdout|stderr)>:"
+_TORCHRUN = r"\[(?:rank|default)\d+\]:"
+_ALWAYS = re.compile(rf"^(?:{_OPENMPI}|{_TORCHRUN})")
+
+# Ambiguous layers, in the order they nest (the collector's stamp is outermost).
+_LAYERS: dict[str, re.Pattern[str]] = {
+    # kubectl logs --timestamps: RFC 3339 with a zone, then one space.
+    "kubectl": re.compile(
+        r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2}) "
+    ),
+    # journald/syslog: "Feb 23 16:24:18 host prog[pid]: " (the kernel's own lines are dmesg
+    # content and stay: the dmesg parser reads them with their time).
+    "syslog": re.compile(
+        r"^(?:[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-][\d:]+))"
+        r" [\w.\-]+ (?!kernel\b)[\w./\-]+(?:\[\d+\])?: "
+    ),
+    # tee through moreutils ts / a logger: "[2024-05-01 10:00:00] ", "2024-05-01 10:00:00.123 ".
+    "timestamp": re.compile(
+        r"^(?:\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\]"
+        r"|\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?"
+        r"|[A-Z][a-z]{2} \d{2} \d{2}:\d{2}:\d{2}) "
+    ),
+    # srun --label: "0: ", " 12: " (task ids repeat).
+    "slurm": re.compile(r"^ {0,4}(?P<key>\d{1,5}): "),
+    # pdsh/clush -L: "gpu07: " (host names repeat).
+    "host": re.compile(r"^(?P<key>[A-Za-z][\w.\-]{0,62}): "),
+}
+# A layer is stripped when at least this share of the sample's non-empty lines carry it...
+_LAYER_SHARE = 0.6
+# ... and, for the keyed layers, when its values repeat: at most one distinct value per
+# this many lines (a launcher prints many lines per task; a "name: value" list does not).
+_LINES_PER_KEY = 4
+
+# NCCL's own line start, for splitting lines that two processes wrote into one.
+_NCCL_START = re.compile(r"(?P<host>[A-Za-z0-9][\w.\-]*):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A command's output inside a terminal transcript: its prompt line and its lines."""
+
+    title: str  # the command, e.g. "mlnx_qos -i rdma0"
+    # Line numbers (1-based) in the cleaned file, before any part is cut out.
+    start: int  # its prompt line: parsers read host and device from the command
+    end: int  # the last line of its output (inclusive)
+
+
+@dataclass(frozen=True)
+class View:
+    """What cleaning a file takes: decided once from a sample, applied to every line."""
+
+    encoding: str = "utf-8"
+    layers: tuple[str, ...] = ()
+    # Hosts seen at NCCL line starts: a glued line is split before one of them.
+    hosts: tuple[str, ...] = ()
+    # The command whose output this artifact is, when the file is a terminal transcript.
+    part: Part | None = None
+    # A JSON or XML document pasted under its prompt line (``$ cat topo.xml``): the prompt
+    # is dropped, since a document parser reads from the first byte.
+    document: bool = False
+    # Whether the sample showed anything to clean; a clean file is parsed as it is, byte
+    # for byte (and a 300 MB one-line JSON trace is never split into lines).
+    needed: bool = True
+
+    @property
+    def binary(self) -> bool:
+        return self.encoding == "binary"
+
+    def describe(self) -> list[str]:
+        """What was cleaned, for the artifact's warnings and the detection panel."""
+        out = []
+        if self.encoding not in ("utf-8", "binary"):
+            out.append(f"decoded from {self.encoding.upper()}")
+        if self.layers:
+            out.append("stripped line prefixes: " + ", ".join(self.layers))
+        if self.part:
+            out.append(f"output of `{self.part.title}` (lines {self.part.start}-{self.part.end})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "encoding": self.encoding,
+            "layers": list(self.layers),
+            "hosts": list(self.hosts),
+            "part": None if self.part is None else vars(self.part),
+            "document": self.document,
+            "needed": self.needed,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> View:
+        part = data.get("part")
+        return cls(
+            encoding=str(data.get("encoding", "utf-8")),
+            layers=tuple(name for name in data.get("layers", ()) if name in _LAYERS),
+            hosts=tuple(str(h) for h in data.get("hosts", ())),
+            part=Part(**part) if isinstance(part, dict) else None,
+            document=bool(data.get("document", False)),
+            needed=bool(data.get("needed", True)),
+        )
+
+
+def clean_line(line: str, view: View) -> Iterator[str]:
+    """The clean line(s) one original line becomes: none for fences and srun's own lines.
+    Prompt lines stay (parsers read host and device from the command), and so does the rest
+    of a line: a clean file must read exactly as it did before cleaning."""
+    if "\x1b" in line:
+        line = _ANSI.sub("", line)
+    if _FENCE.match(line) or _SRUN.match(line) or (view.document and _PROMPT.match(line)):
+        return
+    line = _strip(line, view.layers)
+    first, *glued = _split_glued(line, view.hosts)
+    yield first
+    for piece in glued:  # another process's line: it carries its own prefixes
+        yield _strip(piece, view.layers)
+
+
+def _strip(line: str, layers: tuple[str, ...]) -> str:
+    line = _ALWAYS.sub("", line, count=1)
+    for name in layers:
+        match = _LAYERS[name].match(line)
+        if match:
+            line = line[match.end() :]
+            line = _ALWAYS.sub("", line, count=1)
+    return line
+
+
+def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
+    """Split an NCCL log's line before another process's header (or a launcher tag) that
+    starts in its middle. ``hosts`` are the hosts seen at line starts, longest first; with
+    none, nothing is split (other formats put their broken lines back together themselves).
+    """
+    if not hosts or ("NCCL" not in line and "]<std" not in line and "[rank" not in line):
+        return [line]
+    own = _NCCL_START.match(line)
+    cuts = []
+    for match in _NCCL_START.finditer(line, own.end() if own else 1):
+        host, start = match.group("host"), match.start()
+        # The header's host may have swallowed the end of the text before it
+        # ("...P2P/CUMEM/readgpu07:1:1 [0] NCCL"): cut before the known host it ends with.
+        known = next((h for h in hosts if host.endswith(h)), None)
+        if known is not None:
+            start = match.end("host") - len(known)
+        elif line[start - 1].isalnum() or line[start - 1] in "_.-":
+            continue  # glued to an unknown word: one long line beats a phantom host
+        cuts.append(start)
+    for match in re.finditer(rf"{_OPENMPI}|{_TORCHRUN}", line):
+        if match.start() > 0 and not line[: match.start()].isspace():
+            cuts.append(match.start())
+    if not cuts:
+        return [line]
+    pieces, last = [], 0
+    for cut in sorted(set(cuts)):
+        pieces.append(line[last:cut])
+        last = cut
+    pieces.append(line[last:])
+    return [p for p in pieces if p.strip()] or [line]
+
+
+# --- planning -------------------------------------------------------------------------------
+
+
+def decode_sample(head: bytes, encoding: str) -> str:
+    codec = "utf-8" if encoding == "binary" else encoding
+    return head.decode(codec, errors="replace")
+
+
+# Lines that always need cleaning, searched over the whole sample in one pass.
+_NEEDS_CLEANING = re.compile(
+    rf"(?m)^(?:\s*(?:```|~~~)|srun: |{_OPENMPI}|{_TORCHRUN})|\x1b|\r(?!\n)|\A\ufeff"
+)
+# Voting reads this many non-empty lines: enough to tell a launcher from a format.
+VOTE_LINES = 600
+
+
+def plan(sample: bytes) -> View:
+    """Decide the cleaning of a file from a sample of it (its head, plus later windows)."""
+    encoding = sniff_encoding(sample)
+    if encoding == "binary":
+        return View(encoding="binary")
+    text = decode_sample(sample, encoding)
+    body: list[str] = []
+    for line in text.split("\n"):
+        line = _ANSI.sub("", line).replace("\r", "") if "\x1b" in line or "\r" in line else line
+        if line.strip() and not (_FENCE.match(line) or _SRUN.match(line) or _PROMPT.match(line)):
+            body.append(line)
+            if len(body) >= VOTE_LINES:
+                break
+    layers = _voted_layers(body)
+    hosts = _nccl_hosts(body, layers)
+    document = _prompted_document(text)
+    needed = (
+        document
+        or encoding != "utf-8"
+        or bool(layers)
+        or _NEEDS_CLEANING.search(text) is not None
+        or any(len(_split_glued(ln, hosts)) > 1 for ln in body if "NCCL" in ln)
+    )
+    return View(encoding=encoding, layers=layers, hosts=hosts, document=document, needed=needed)
+
+
+_DOCUMENT_START = re.compile(r'<[?!A-Za-z]|\{\s*(?:"|$)|\[\s*(?:[{"\[]|$)')
+
+
+def _prompted_document(text: str) -> bool:
+    """Whether prompt lines (and fences) stand before a JSON or XML document."""
+    prompted = False
+    for line in text.split("\n", 20)[:20]:
+        bare = line.strip("\r\ufeff ")
+        if not bare or _FENCE.match(bare):
+            continue
+        if _PROMPT.match(bare):
+            prompted = True
+            continue
+        return prompted and _DOCUMENT_START.match(bare) is not None
+    return False
+
+
+def _voted_layers(lines: list[str]) -> tuple[str, ...]:
+    current = [_ALWAYS.sub("", ln, count=1) for ln in lines]
+    chosen: list[str] = []
+    for _ in range(4):  # layers nest at most a few deep (kubectl + slurm + host ...)
+        found = next(
+            (name for name in _LAYERS if name not in chosen and _carried(name, current)), None
+        )
+        if found is None:
+            break
+        chosen.append(found)
+        pattern = _LAYERS[found]
+        current = [_ALWAYS.sub("", pattern.sub("", ln, count=1), count=1) for ln in current]
+    return tuple(chosen)
+
+
+def _carried(name: str, lines: list[str]) -> bool:
+    if len(lines) < 2:
+        return False
+    pattern = _LAYERS[name]
+    matches = [m for m in (pattern.match(ln) for ln in lines) if m]
+    if len(matches) < _LAYER_SHARE * len(lines):
+        return False
+    if "key" not in pattern.groupindex:
+        return True
+    keys = Counter(m.group("key") for m in matches)
+    return len(keys) * _LINES_PER_KEY <= len(matches)
+
+
+def _nccl_hosts(lines: list[str], layers: tuple[str, ...]) -> tuple[str, ...]:
+    hosts: Counter[str] = Counter()
+    for line in lines:
+        match = _NCCL_START.match(_strip(line, layers))
+        if match:
+            hosts[match.group("host")] += 1
+    # longest first: a glued header is cut before the longest host it ends with
+    return tuple(sorted(hosts, key=len, reverse=True)[:256])
+
+
+_PROMPT_BYTES = re.compile(
+    rb"(?m)^(?:\([^)\n]*\)\s+)?(?:(?:\S*@\S*|\[\S+@[^\]\n]*\]|\w+-[\d.]+)[$#]|\$) \S"
+)
+
+
+def has_prompt(data: bytes) -> bool:
+    """Cheap test before ``transcript_parts``: a line that may be a shell prompt."""
+    return _PROMPT_BYTES.search(data) is not None
+
+
+def transcript_parts(text: str) -> list[Part]:
+    """Commands and their outputs, when prompt lines separate several commands. Lines before
+    the first prompt are a part of their own (title "")."""
+    prompts: list[tuple[int, str]] = []
+    line, searched = 1, 0
+    for match in _PROMPT_LINES.finditer(text):
+        line += text.count("\n", searched, match.start())
+        searched = match.start()
+        prompts.append((line, match.group("cmd").strip()))
+    if not prompts:
+        return []
+    total = text.count("\n") + (0 if text.endswith("\n") else 1)
+    parts = []
+    first = prompts[0][0]
+    if first > 1 and any(line.strip() for line in text.split("\n", first - 1)[: first - 1]):
+        parts.append(Part(title="", start=1, end=first - 1))
+    for index, (number, command) in enumerate(prompts):
+        end = prompts[index + 1][0] - 1 if index + 1 < len(prompts) else total
+        if end > number:
+            parts.append(Part(title=command[:200], start=number, end=end))
+    return parts
+
+
+# --- streaming ------------------------------------------------------------------------------
+
+
+@dataclass
+class LineMap:
+    """Clean line number -> original line number, stored as the points where they diverge."""
+
+    # parallel arrays: from clean line clean_at[i] on, original = clean + offset[i]
+    clean_at: array = field(default_factory=lambda: array("q"))
+    offset: array = field(default_factory=lambda: array("q"))
+
+    def add(self, clean: int, original: int) -> None:
+        delta = original - clean
+        if not self.offset or self.offset[-1] != delta:
+            self.clean_at.append(clean)
+            self.offset.append(delta)
+
+    def original(self, clean: int) -> int:
+        """The uploaded file's line number of a clean line (1-based both)."""
+        lo, hi = 0, len(self.clean_at)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.clean_at[mid] <= clean:
+                lo = mid + 1
+            else:
+                hi = mid
+        return clean + (self.offset[lo - 1] if lo else 0)
+
+    def to_json(self, limit: int = 10_000) -> list[list[int]]:
+        return [[c, o] for c, o in zip(self.clean_at[:limit], self.offset[:limit], strict=True)]
+
+
+class CleanStream(io.RawIOBase):
+    """A binary stream of the cleaned UTF-8 text of another binary stream, read lazily.
+
+    Memory is one line at a time (lines are capped by ``max_line``); ``line_map`` grows only
+    where the numbering shifts.
+    """
+
+    def __init__(self, raw: BinaryIO, view: View, *, max_line: int = 1024 * 1024) -> None:
+        self._raw = raw
+        self._view = view
+        self._decoder = codecs.getincrementaldecoder(
+            "utf-8" if view.encoding == "utf-8-sig" else view.encoding
+        )(errors="replace")
+        self._bom = True  # a byte-order mark is no text, in any encoding
+        self._max = max_line
+        self._pending = ""
+        self._out = b""
+        self._eof = False
+        self._original = 0
+        self._clean = 0
+        self._numbered = 0  # clean lines before the part filter (what Part numbers)
+        self.line_map = LineMap()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self._out and not (self._eof and not self._pending):
+            self._fill()
+        n = min(len(buffer), len(self._out))
+        buffer[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _fill(self) -> None:
+        if not self._eof:
+            chunk = self._raw.read(256 * 1024)
+            text = self._decoder.decode(chunk, final=not chunk)
+            if self._bom and text:
+                text, self._bom = text.removeprefix("\ufeff"), False
+            self._pending += text
+            self._eof = not chunk
+        lines = self._pending.split("\n")
+        self._pending = "" if self._eof else lines.pop()
+        if len(self._pending) > self._max:  # a line without end: emit it cut, keep going
+            lines.append(self._pending[: self._max])
+            self._pending = ""
+        out = []
+        part = self._view.part
+        for line in lines:
+            self._original += 1
+            if self._eof and not line and line is lines[-1]:
+                break  # the empty string after the final newline is no line
+            for piece in _pieces(line.rstrip("\r"), self._view):
+                self._numbered += 1
+                if part and not part.start <= self._numbered <= part.end:
+                    continue
+                self._clean += 1
+                self.line_map.add(self._clean, self._original)
+                out.append(piece)
+        self._out += ("".join(f"{line}\n" for line in out)).encode("utf-8")
+
+
+def _pieces(line: str, view: View) -> Iterable[str]:
+    # Bare CR (progress bars) ends a line in a terminal; keep the segments as lines.
+    if "\r" in line:
+        for segment in line.split("\r"):
+            yield from clean_line(segment, view)
+    else:
+        yield from clean_line(line, view)
+
+
+def clean_bytes(data: bytes, view: View) -> bytes:
+    """The cleaned text of a sample (for the sniffers), as UTF-8 bytes."""
+    if view.binary or not view.needed:
+        return data
+    return CleanStream(io.BytesIO(data), view).read()

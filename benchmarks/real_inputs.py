@@ -1,0 +1,134 @@
+"""Real inputs: does every shared sample keep its kind and facts however it arrives?
+
+For every text sample in ../shared/samples and every transformation in tests/transforms.py
+(terminal prompt, fence, CRLF, colours, launcher prefixes, kubectl/journald/tee stamps,
+libfabric noise, UTF-16, BOM, a second command appended), parse the original and the
+transformed bytes the way an upload is parsed (detect on a cleaned sample, clean, parse) and
+compare kind and facts (the result JSON without warnings and line positions). Prints, per
+kind and per transformation, the share of files that survive, the files that did not, and
+the mean/worst detection time per file.
+
+Run: ``.venv/bin/python benchmarks/real_inputs.py [--only KIND] [--show-failures]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import platform
+import sys
+import time
+from collections import defaultdict
+from contextlib import AbstractContextManager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from artifacts.parsers import OTHER, ParseError  # noqa: E402
+from artifacts.parsers.detection import detect, sample  # noqa: E402
+from artifacts.parsers.reading import parse_file  # noqa: E402
+from artifacts.parsers.streams import open_decompressed  # noqa: E402
+from tests.samples import SAMPLES_DIR  # noqa: E402
+from tests.transforms import TRANSFORMS, facts  # noqa: E402
+
+# Samples the text transformations do not apply to, and why (also in docs/formats.md).
+EXEMPT_SUFFIXES = {
+    ".gz": "compressed export: written to a file by the tool, never through a terminal",
+    ".sqlite": "binary database export",
+    ".nsys-rep": "binary report",
+    ".md": "notes about the samples, not evidence",
+}
+
+
+def text_samples() -> list[Path]:
+    files = sorted(p for p in SAMPLES_DIR.rglob("*") if p.is_file() and p.name != "MANIFEST.tsv")
+    return [p for p in files if not any(p.name.endswith(s) for s in EXEMPT_SUFFIXES)]
+
+
+def opener(data: bytes) -> Any:
+    def open_stream() -> AbstractContextManager[BinaryIO]:
+        return open_decompressed(io.BytesIO(data), compressed_size=len(data))
+
+    return open_stream
+
+
+def reading(name: str, data: bytes) -> tuple[str, Any]:
+    """(kind, facts) of bytes, or (kind, "error: ...")."""
+    try:
+        found, result = parse_file(opener(data), name)
+    except ParseError as exc:
+        found = detect(name, sample(io.BytesIO(data)).head)
+        return found.kind, f"error: {exc.message}"
+    return found.kind, facts(result.to_json())
+
+
+def detection_ms(name: str, data: bytes) -> float:
+    start = time.perf_counter()
+    taken = sample(io.BytesIO(data), len(data))
+    detect(name, taken.head, windows=taken.windows, whole=taken.whole, encoding=taken.encoding)
+    return (time.perf_counter() - start) * 1000
+
+
+def run(only: str | None) -> dict[str, Any]:
+    table: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
+    failures: list[str] = []
+    times: list[float] = []
+    for path in text_samples():
+        data = path.read_bytes()
+        kind, want = reading(path.name, data)
+        if kind == OTHER or (only and kind != only):
+            continue
+        times.append(detection_ms(path.name, data))
+        for label, transform in TRANSFORMS.items():
+            changed = transform(data)
+            times.append(detection_ms(path.name, changed))
+            got_kind, got = reading(path.name, changed)
+            ok = got_kind == kind and got == want
+            table[(kind, label)][0] += ok
+            table[(kind, label)][1] += 1
+            if not ok:
+                why = f"kind {got_kind}" if got_kind != kind else "facts differ"
+                failures.append(f"{path.relative_to(SAMPLES_DIR)} [{label}]: {why}")
+    return {"table": table, "failures": failures, "times": times}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", help="one kind")
+    parser.add_argument("--show-failures", action="store_true")
+    args = parser.parse_args()
+    if not SAMPLES_DIR.is_dir():
+        sys.exit(f"shared samples not found at {SAMPLES_DIR}")
+    out = run(args.only)
+    table, times = out["table"], out["times"]
+    kinds = sorted({k for k, _ in table})
+    print(
+        f"# real inputs, {datetime.now(UTC):%Y-%m-%d}, {platform.machine()}, "
+        f"{platform.python_version()}, {len(text_samples())} text samples"
+    )
+    print(f"{'transformation':<20}" + "".join(f"{k[:12]:>13}" for k in kinds) + f"{'all':>8}")
+    for label in TRANSFORMS:
+        cells, ok_all, n_all = [], 0, 0
+        for kind in kinds:
+            ok, n = table.get((kind, label), [0, 0])
+            ok_all, n_all = ok_all + ok, n_all + n
+            cells.append(f"{ok}/{n}" if n else "-")
+        share = f"{100 * ok_all / n_all:.0f}%" if n_all else "-"
+        print(f"{label:<20}" + "".join(f"{c:>13}" for c in cells) + f"{share:>8}")
+    total_ok = sum(v[0] for v in table.values())
+    total = sum(v[1] for v in table.values())
+    print(f"\nsurvived: {total_ok}/{total} ({100 * total_ok / max(total, 1):.1f} %)")
+    if times:
+        print(
+            f"detection per file: mean {sum(times) / len(times):.2f} ms, "
+            f"worst {max(times):.1f} ms over {len(times)} files"
+        )
+    if args.show_failures:
+        print("\n".join(out["failures"]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""How evidence really arrives, as transformations of a file's bytes.
+
+Each function takes the bytes of a clean file and returns them as an engineer would have
+them after a terminal paste, a launcher, a log collector or a Windows tool. The metamorphic
+tests (tests/artifacts/test_real_inputs.py) and ``benchmarks/real_inputs.py`` apply every one
+to every shared sample and expect the same kind and the same facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+Transform = Callable[[bytes], bytes]
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+def _per_line(prefix: Callable[[int], bytes]) -> Transform:
+    def apply(data: bytes) -> bytes:
+        lines = _lines(data)
+        last = lines.pop() if lines and lines[-1] == b"" else None
+        out = b"\n".join(prefix(i) + line for i, line in enumerate(lines))
+        return out + (b"\n" if last is not None else b"")
+
+    return apply
+
+
+def prompt_line(data: bytes) -> bytes:
+    return b"$ cat evidence.txt\n" + data
+
+
+def root_prompt(data: bytes) -> bytes:
+    # a prompt naming no host (parsers take the host from user@host prompts, on purpose)
+    return b"sh-5.1# cat evidence.txt\n" + data
+
+
+def fenced(data: bytes) -> bytes:
+    body = data if data.endswith(b"\n") else data + b"\n"
+    return b"```text\n" + body + b"```\n"
+
+
+def crlf(data: bytes) -> bytes:
+    return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+
+
+def ansi(data: bytes) -> bytes:
+    lines = _lines(data)
+    return b"\n".join(b"\x1b[1;32m" + line + b"\x1b[0m" if line.strip() else line for line in lines)
+
+
+openmpi = _per_line(lambda i: b"[1,0]<stdout>:")
+openmpi_indented = _per_line(lambda i: b"  [1,0]<stdout>:")
+slurm = _per_line(lambda i: b"0: ")
+torchrun = _per_line(lambda i: b"[rank3]:")
+pdsh = _per_line(lambda i: b"gpu07: ")
+kubectl = _per_line(lambda i: b"2025-06-01T10:%02d:%02d.%09dZ " % (i // 60 % 60, i % 60, i * 7919))
+journald = _per_line(
+    lambda i: b"Jun 01 10:%02d:%02d gpu07 python3[4242]: " % (i // 60 % 60, i % 60)
+)
+tee_timestamps = _per_line(lambda i: b"[2025-06-01 10:%02d:%02d] " % (i // 60 % 60, i % 60))
+
+
+def srun_lines(data: bytes) -> bytes:
+    return (
+        b"srun: job 81234 queued and waiting for resources\n"
+        b"srun: job 81234 has been allocated resources\n" + data
+    )
+
+
+def libfabric_noise(data: bytes) -> bytes:
+    noise = b"".join(
+        b"libfabric:31337:1717236000::cxi:core:cxip_info_init():%d<warn> cxi0: "
+        b"fi_getinfo failed for provider verbs (retry %d)\n" % (400 + i % 50, i)
+        for i in range(2000)
+    )
+    return noise + data
+
+
+def utf16(data: bytes) -> bytes:
+    return data.decode("utf-8", errors="replace").encode("utf-16")
+
+
+def utf8_bom(data: bytes) -> bytes:
+    return b"\xef\xbb\xbf" + data
+
+
+def second_command(data: bytes) -> bytes:
+    body = data if data.endswith(b"\n") else data + b"\n"
+    return body + b"$ hostname\ngpu07\n"
+
+
+TRANSFORMS: dict[str, Transform] = {
+    "prompt": prompt_line,
+    "root prompt": root_prompt,
+    "fenced": fenced,
+    "CRLF": crlf,
+    "ANSI": ansi,
+    "Open MPI": openmpi,
+    "Open MPI indented": openmpi_indented,
+    "Slurm label": slurm,
+    "srun lines": srun_lines,
+    "torchrun": torchrun,
+    "pdsh": pdsh,
+    "kubectl timestamps": kubectl,
+    "journald": journald,
+    "tee timestamps": tee_timestamps,
+    "libfabric noise": libfabric_noise,
+    "UTF-16": utf16,
+    "UTF-8 BOM": utf8_bom,
+    "second command": second_command,
+}
+
+# Keys of a parse result that depend on where in the file something was (a prefix or a
+# noise block shifts them) or on the warnings about cleaning; everything else is a fact.
+_POSITIONAL = re.compile(r"(?:^|_)(?:line|lines|line_no|line_start|line_end|offset)$|^bytes_read$")
+
+
+def facts(result_json: Any) -> Any:
+    """A parse result's JSON without warnings and line positions."""
+    if isinstance(result_json, dict):
+        return {
+            k: facts(v)
+            for k, v in result_json.items()
+            if k != "warnings" and not _POSITIONAL.search(k)
+        }
+    if isinstance(result_json, list):
+        return [facts(v) for v in result_json]
+    return result_json
