@@ -26,6 +26,8 @@ class GpuLinks:
     source: str
     pcie_gen: int  # the GPU's host interface, for PCIe-bound topologies and GPUDirect RDMA
     pcie_width: int = 16
+    # GPUs one NVLink domain joins across hosts (GB200 NVL72: 72 over 18 trays); 0 = a node
+    domain: int = 0
 
     @property
     def total_gbps(self) -> float:
@@ -54,8 +56,8 @@ GPUS: dict[str, GpuLinks] = {
     "B100": GpuLinks("B100", 18, 50.0, True, "NVIDIA HGX B100 datasheet: NVLink 1.8 TB/s", 5),
     "B200": GpuLinks("B200", 18, 50.0, True, _NV_B200, 5),
     "B300": GpuLinks("B300", 18, 50.0, True, "NVIDIA HGX B300 datasheet: NVLink 1.8 TB/s", 6),
-    "GB200": GpuLinks("GB200", 18, 50.0, True, _NV_GB200, 5),
-    "GB300": GpuLinks("GB300", 18, 50.0, True, "NVIDIA GB300 NVL72: NVLink 1.8 TB/s", 6),
+    "GB200": GpuLinks("GB200", 18, 50.0, True, _NV_GB200, 5, domain=72),
+    "GB300": GpuLinks("GB300", 18, 50.0, True, "NVIDIA GB300 NVL72: NVLink 1.8 TB/s", 6, domain=72),
     # ROCm lists each MI250X GCD as a device: per device half the module's 8 links.
     "MI250X": GpuLinks("MI250X", 4, 50.0, False, _AMD_MI250, 4),
     "MI250": GpuLinks("MI250", 4, 50.0, False, _AMD_MI250, 4),

@@ -40,7 +40,7 @@ RING_LIKE = frozenset({"all_reduce", "all_gather", "reduce_scatter", "broadcast"
 OVERRIDES = (
     "nvlink_busbw_gbps", "nvlink_links", "nvlink_link_gbps", "nic_line_rate_gbit",
     "nics_per_node", "network_busbw_gbps", "pcie_gen", "pcie_width", "pcie_busbw_gbps",
-    "gpus_per_node", "peak_busbw_gbps", "efficiency_threshold_pct",
+    "gpus_per_node", "peak_busbw_gbps", "efficiency_threshold_pct", "nvlink_domain_gpus",
 )  # fmt: skip
 
 
@@ -180,6 +180,8 @@ def _scale_up(
     if (direct := _num(overrides.get("nvlink_busbw_gbps"))) is not None:
         values["nvlink_busbw_gbps"] = Value(direct, "GB/s", over)
         values["nvlink_switched"] = Value(True, "", over)
+        if domain := _num(overrides.get("nvlink_domain_gpus")):
+            values["nvlink_domain_gpus"] = Value(int(domain), "", over)
         return
     if spec is None or (ds.is_pcie_card(gpu_name) and not profile.nvswitch):
         return  # PCIe cards: no scale-up fabric unless the profile says otherwise
@@ -204,6 +206,11 @@ def _scale_up(
         round(links * per_link, 3), "GB/s", f"{int(links)} links x {per_link:g} GB/s"
     )
     values["nvlink_switched"] = Value(spec.switched, "", spec.source)
+    domain = _num(overrides.get("nvlink_domain_gpus"))
+    if domain or spec.domain:
+        values["nvlink_domain_gpus"] = Value(
+            int(domain or spec.domain), "", over if domain else spec.source
+        )
 
 
 def _nvl(h: HostLinks) -> int:
@@ -332,9 +339,25 @@ def peak_for(collective: str, topology: Topology, limits: Limits) -> Peak | Unkn
         elif pcie and topology.nnodes == 1:
             bounds[PCIE] = pcie
             texts[PCIE] = f"GPUs without NVLink talk over PCIe: {pcie:g} GB/s per direction"
-    if topology.nnodes > 1:
+    domain = int(_num(limits.get("nvlink_domain_gpus")) or 0)
+    net_topology, per_unit = topology, 1
+    if domain and scale_up and topology.nnodes > 1:
+        # NVL72-like racks: NVLink joins the hosts of a domain; its boundary, not a host's,
+        # is where the network starts.
+        if topology.nranks <= domain:
+            notes.append(
+                f"all {topology.nranks} ranks share one NVLink domain of {domain} GPUs: "
+                "no network on their path"
+            )
+            net_topology = Topology(topology.nranks, 1, topology.nranks, topology.hosts)
+        else:
+            per_unit = max(1, domain // g)
+            net_topology = Topology(
+                topology.nranks, math.ceil(topology.nranks / domain), domain, topology.hosts
+            )
+    if net_topology.nnodes > 1:
         notes += [n for n in limits.network_notes if n.split(":")[0] in topology.hosts]
-        net = _network_bound(collective, topology, limits, pcie, texts, notes)
+        net = _network_bound(collective, net_topology, limits, pcie, texts, notes, per_unit)
         if net is None:
             return Unknown(
                 "the network of the run's nodes is unknown: set NICs per node and their "
@@ -369,12 +392,17 @@ def _network_bound(
     pcie: float | None,
     texts: dict[str, str],
     notes: list[str],
+    per_unit: int = 1,
 ) -> tuple[str, float] | None:
     """(bottleneck, GB/s) of the inter-node part: the slowest node's rails (network, or
-    PCIe between GPU and NIC when that is slower), shaped by the collective."""
+    PCIe between GPU and NIC when that is slower), shaped by the collective. ``per_unit``:
+    hosts per NVLink domain, when the domain (not the host) is the unit the network joins."""
     g, n = max(1, topology.ranks_per_node), topology.nranks
     nics = limits.get("nics_per_node")
     gpus = limits.get("gpus_per_node")
+    if per_unit > 1:
+        nics = int(nics) * per_unit if nics else None
+        gpus = int(gpus) * per_unit if gpus else None
     per_node = _num(limits.get("network_busbw_gbps"))
     node_values = [
         (host, v) for host, v in limits.node_network.items() if host in topology.hosts
@@ -386,6 +414,7 @@ def _network_bound(
             per_node, where = float(slowest.value), f"{host}: {slowest.source}"
     if not per_node:
         return None
+    per_node *= per_unit
     # Rails the run's GPUs reach: a job on g of G GPUs uses the NICs next to those GPUs.
     rails = int(nics) if nics else None
     if rails and gpus and g < gpus:
@@ -395,7 +424,8 @@ def _network_bound(
             per_node = per_node * used / rails
             rails = used
     kind, bound = NETWORK, per_node
-    texts[NETWORK] = f"per-node network {per_node:g} GB/s ({where})"
+    unit = f"per NVLink domain ({per_unit} hosts)" if per_unit > 1 else "per-node"
+    texts[NETWORK] = f"{unit} network {per_node:g} GB/s ({where})"
     if pcie and rails:
         # GPUDirect RDMA: each rail's bytes cross the GPU's PCIe link (GPUs sharing a NIC
         # share it); the slowest link bounds every evenly striped rail.

@@ -7,6 +7,7 @@ with nothing stored to go stale. The computation itself is pure (``model``, ``li
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -165,6 +166,12 @@ def _topology(
     nnodes = len(hosts) or run.nhosts or 1
     per_host = Counter(h for h in ranks if h)
     per_node = max(per_host.values()) if per_host else max(1, nranks // nnodes)
+    gpus = spec.gpus_per_node if spec else None
+    if nranks and len(ranks) < nranks:
+        # Rank lines elided (a README fragment, a cut log): the hosts listed are not all of
+        # them; the profile's GPUs per node says how the ranks spread.
+        per_node = min(nranks, gpus) if gpus else max(1, math.ceil(nranks / nnodes))
+        nnodes = max(nnodes, math.ceil(nranks / per_node))
     return Topology(nranks=nranks, nnodes=nnodes, ranks_per_node=per_node, hosts=hosts)
 
 

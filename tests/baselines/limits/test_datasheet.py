@@ -60,3 +60,24 @@ def test_unknown_gpu_and_overrides():
         "nics_per_node: 'eight' is not a positive number"
     ]
     assert override_errors([]) != []
+
+
+def test_beyond_one_nvlink_domain_the_domains_network_counts():
+    gb200 = resolve_limits(
+        ProfileSpec(slug="g", gpu_model="GB200", gpus_per_node=4, nics_per_node=4,
+                    nic_speed_gbit=400),
+        gpu_name="NVIDIA GB200",
+    )  # fmt: skip
+    racks = Topology(1440, 360, 4)  # 20 NVL72 racks of 18 trays x 4 GPUs
+    ring = peak_for("all_reduce", racks, gb200)
+    # per tray 4 x 400 / 8 = 200 GB/s; per domain 18 trays: 3600 GB/s > NVLink's 900
+    assert not isinstance(ring, Unknown)
+    assert (ring.bottleneck, ring.peak_busbw_gbps, ring.bounds["network"]) == (
+        "nvlink",
+        900.0,
+        3600.0,
+    )
+    a2a = peak_for("alltoall", racks, gb200)
+    # 3600 x (1440-1) / (72 x (1440-72)) = 3600 x 1439 / 98496 = 52.595 GB/s
+    assert not isinstance(a2a, Unknown)
+    assert (a2a.bottleneck, a2a.peak_busbw_gbps) == ("network", 52.595)

@@ -166,3 +166,26 @@ def test_unknown_hardware_says_why():
     result = run_efficiency(run)
     assert isinstance(result, Unavailable)
     assert "NVIDIA Graphics Device" in result.reason and "limits" in result.reason
+
+
+# --- GB200 NVL72: one NVLink domain of 72 GPUs over 18 trays of 4 ----------------------------
+# GB200 NVL72 datasheet: NVLink 1.8 TB/s per GPU = 18 links x 50 GB/s x 2: 900 GB/s per
+# direction, to all 72 GPUs of the rack. The fragment lists rank 71 only; the profile's 4
+# GPUs per tray spread the 72 ranks over 18 hosts, all inside the domain: NVLink bounds.
+def test_gb200_nvl72_rack_is_one_nvlink_domain():
+    HardwareProfile.objects.create(
+        slug="gb200-nvl72", gpu_model="GB200", gpus_per_node=4, nics_per_node=4,
+        nic_speed_gbps=400,
+    )  # fmt: skip
+    artifact = load(
+        "nccl_tests/coreweave_readme_gb200_nvl72_single_rack_fragment.txt",
+        metadata={"profile": "gb200-nvl72"},
+    )
+    result = efficiency_of(artifact, "all_reduce")
+    assert (result.topology.nranks, result.topology.nnodes) == (72, 18)
+    assert (result.peak.bottleneck, result.peak.peak_busbw_gbps) == ("nvlink", 900.0)
+    assert "network" not in result.peak.bounds
+    big = largest(result)
+    # 8 GiB: 834.57 / 900 = 0.9273; the plateau (4 GiB) 839.16 / 900 = 0.9324
+    assert (big.size_bytes, big.busbw_gbps, big.pct_of_peak) == (8589934592, 834.57, 92.7)
+    assert result.large.pct_of_peak == 93.2
