@@ -1,12 +1,18 @@
 from django.urls import path
 
-from incidents import postmortem_views, ticket_views, views
+from incidents import integration_views, postmortem_views, ticket_views, views
 from incidents.bundles import views as bundle_views
 
 urlpatterns = [
     path("incidents/", views.incident_list, name="incident-list"),
     path("incidents/new/", views.incident_create_view, name="incident-create"),
     path("incidents/metrics/", views.incident_metrics, name="incident-metrics"),
+    path("incidents/integrations/", integration_views.integrations, name="incident-integrations"),
+    path(
+        "incidents/integrations/calls/<int:pk>/replay/",
+        integration_views.call_replay,
+        name="incident-integration-replay",
+    ),
     path("incidents/<int:pk>/", views.incident_detail, name="incident-detail"),
     path("incidents/<int:pk>/edit/", views.incident_edit, name="incident-edit"),
     path("incidents/<int:pk>/status/", views.incident_status, name="incident-status"),

@@ -223,3 +223,20 @@ def test_the_generic_webhook_reads_grafana_alerting_payloads(db):
     assert incident.milestones.filter(source="webhook").exists()
     # an alertmanager token on the generic URL (and back) is refused
     assert post(grafana, token, URL).status_code == 400
+
+
+def test_the_integrations_page_lists_calls_and_replays_one(token, viewer, editor_client):
+    from django.test import Client
+
+    post(FIRING, token)
+    post("{broken", token)
+    reader = Client()
+    reader.force_login(viewer)
+    html = reader.get("/incidents/integrations/").content.decode()
+    assert "prod-alertmanager" in html and "body is not JSON" in html and "Replay" not in html
+    call = WebhookCall.objects.filter(status_code=200).get()
+    assert reader.post(f"/incidents/integrations/calls/{call.pk}/replay/").status_code == 403
+    answer = editor_client.post(f"/incidents/integrations/calls/{call.pk}/replay/")
+    assert answer.status_code == 302
+    assert WebhookCall.objects.filter(replay_of=call).count() == 1
+    assert Incident.objects.count() == 1
