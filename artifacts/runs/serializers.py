@@ -66,8 +66,15 @@ class RunEfficiencySerializer(serializers.Serializer):
         choices=["nvlink", "network", "pcie", "nic_line_rate", "override"]
     )
     model = serializers.JSONField(
-        help_text="inputs with value, unit and source; the bounds considered; topology; notes"
+        help_text="every input of the model: name -> {value, unit, source} (GPU model, NVLink "
+        "links and rate, PCIe, NICs and line rate, per-node network per host, ranks, nodes)"
     )
+    bottleneck_label = serializers.CharField()
+    explanation = serializers.CharField(allow_blank=True)
+    bounds_gbps = serializers.DictField(child=serializers.FloatField())
+    notes = serializers.ListField(child=serializers.CharField())
+    profile = serializers.CharField(allow_null=True)
+    metric = serializers.CharField()
     large_message = EfficiencySizeSerializer(allow_null=True)
     threshold_pct = serializers.FloatField()
     sizes = EfficiencySizeSerializer(many=True)

@@ -76,25 +76,38 @@ class RunEfficiency:
     def pct_by_size(self) -> dict[int, float | None]:
         return {s.size_bytes: s.pct_of_peak for s in self.sizes}
 
+    def model_inputs(self) -> dict[str, dict[str, Any]]:
+        """Every input of the model with its value, unit and source (the API's ``model``)."""
+        run_output = "the run's output (rank lines)"
+        inputs: dict[str, dict[str, Any]] = {
+            "collective": {"value": self.collective, "unit": "", "source": "the run's output"},
+            "ranks": {"value": self.topology.nranks, "unit": "", "source": run_output},
+            "nodes": {"value": self.topology.nnodes, "unit": "", "source": run_output},
+            "gpus_per_node_used": {
+                "value": self.topology.ranks_per_node, "unit": "", "source": run_output,
+            },
+        }  # fmt: skip
+        inputs.update({k: v.to_json() for k, v in self.limits.values.items()})
+        for host, value in self.limits.node_network.items():
+            inputs[f"node_network_gbps.{host}"] = value.to_json()
+        return inputs
+
     def to_json(self) -> dict[str, Any]:
-        """The API body (``GET /api/v1/runs/{id}/efficiency/``)."""
+        """The API body (``GET /api/v1/runs/{id}/efficiency/``): the issue's contract
+        (``peak_busbw_gbps``, ``bottleneck``, ``model`` = inputs with their sources, ``sizes``)
+        plus how the peak was chosen and the large-message summary."""
         large = self.large
         return {
             "run": self.run_id,
             "peak_busbw_gbps": self.peak.peak_busbw_gbps,
             "bottleneck": self.peak.bottleneck,
-            "model": {
-                "collective": self.collective,
-                "bottleneck_label": self.bottleneck_label,
-                "explanation": self.peak.explanation,
-                "bounds_gbps": self.peak.bounds,
-                "topology": self.topology.to_json(),
-                "profile": self.profile_slug or None,
-                "inputs": {k: v.to_json() for k, v in self.limits.values.items()},
-                "node_network_gbps": {h: v.to_json() for h, v in self.limits.node_network.items()},
-                "notes": list(self.peak.notes),
-                "metric": self.metric_note or "out-of-place busbw (in-place when missing)",
-            },
+            "model": self.model_inputs(),
+            "bottleneck_label": self.bottleneck_label,
+            "explanation": self.peak.explanation,
+            "bounds_gbps": self.peak.bounds,
+            "notes": list(self.peak.notes),
+            "profile": self.profile_slug or None,
+            "metric": self.metric_note or "out-of-place busbw (in-place when missing)",
             "large_message": large.to_json() if large else None,
             "threshold_pct": self.threshold_pct,
             "sizes": [s.to_json() for s in self.sizes],

@@ -70,10 +70,10 @@ def test_single_node_h100_is_bounded_by_nvlink(collective, size, busbw, pct):  #
     big = largest(result)
     assert (big.size_bytes, big.busbw_gbps, big.pct_of_peak) == (size, busbw, pct)
     body = result.to_json()
-    assert body["model"]["inputs"]["nvlink_links"]["value"] == 18
-    assert "H100 datasheet" in body["model"]["inputs"]["nvlink_link_gbps"]["source"]
+    assert body["model"]["nvlink_links"]["value"] == 18
+    assert "H100 datasheet" in body["model"]["nvlink_link_gbps"]["source"]
     if collective == "all_reduce":
-        assert any("NVLS" in note for note in body["model"]["notes"])
+        assert any("NVLS" in note for note in body["notes"])
 
 
 # --- ten nodes x 8 H100, 8 x 400 Gb/s NICs per node --------------------------------------
@@ -119,7 +119,7 @@ def test_multi_node_h100_is_bounded_by_the_nodes_eight_nics(  # type: ignore[no-
     assert result.peak.bounds["nvlink"] == 450.0
     big = largest(result)
     assert (big.size_bytes, big.busbw_gbps, big.pct_of_peak) == (size, busbw, pct)
-    inputs = result.to_json()["model"]["inputs"]
+    inputs = result.to_json()["model"]
     assert inputs["network_busbw_gbps"]["value"] == 400.0
     assert "h100-ib-8x400" in inputs["nics_per_node"]["source"]
 
@@ -153,7 +153,7 @@ def test_a_profile_limit_overrides_the_datasheet():
     result = efficiency_of(artifact, "all_gather")
     # 361.86 / 400 = 0.9047
     assert result.peak.peak_busbw_gbps == 400.0 and largest(result).pct_of_peak == 90.5
-    source = result.to_json()["model"]["inputs"]["nvlink_busbw_gbps"]["source"]
+    source = result.to_json()["model"]["nvlink_busbw_gbps"]["source"]
     assert source == "hardware profile h100-derated limits override"
 
 

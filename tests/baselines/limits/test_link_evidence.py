@@ -84,7 +84,7 @@ def test_a_half_rate_link_lowers_the_network_peak_of_that_hosts_runs(content, na
     # One rail at 200 Gb/s (ibstat Rate 200; mlxlink NDR at 2x width = 2 x 100 Gb/s): NCCL
     # stripes channels evenly, so all 8 rails wait for it: 8 x 200 Gb/s / 8 = 200 GB/s.
     assert (after.peak.bottleneck, after.peak.peak_busbw_gbps) == ("network", 200.0)
-    network = after.to_json()["model"]["node_network_gbps"][HOST]
+    network = after.to_json()["model"][f"node_network_gbps.{HOST}"]
     assert network["value"] == 200.0 and "artifact #" in network["source"]
     assert any(HOST in note and "200" in note for note in after.peak.notes)
 
