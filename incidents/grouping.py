@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 # later is a second event, not a 200th rank of the first one).
 GROUP_WINDOW = timedelta(minutes=10)
 GROUP_PREFIX = "group:"
+# Alerts of one alert summary are one change however far apart its runs are: no window.
+WINDOWLESS = ("alert|",)
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,9 @@ def group_suggestions(found: Iterable[Suggestion]) -> list[Suggestion | Suggesti
         else:
             singles.append(suggestion)
     for members in by_symptom.values():
-        for run in _windows(sorted(members, key=lambda s: (s.at, s.key))):
+        ordered = sorted(members, key=lambda s: (s.at, s.key))
+        windows = [ordered] if ordered[0].symptom.startswith(WINDOWLESS) else _windows(ordered)
+        for run in windows:
             singles.append(run[0] if len(run) == 1 else _group(run))
     return sorted(singles, key=lambda s: (s.at, s.key))
 
