@@ -196,6 +196,14 @@ def _hardware(artifacts: list[Artifact]) -> Iterable[FactProposal]:
                 yield FactProposal(
                     "hardware_profile", profile, f"{source}; matching profile", first
                 )
+    elif nccl_gpus := _facts_with_host(artifacts, "nccl.gpu"):
+        # An NCCL log names no GPU model, but which GPUs (bus ids) each host's ranks used.
+        per_host: dict[str, set[str]] = {}
+        for host, value, _ in nccl_gpus:
+            per_host.setdefault(host or "?", set()).add(value)
+        gpus = [f"{host}: {len(buses)} GPUs" for host, buses in sorted(per_host.items())]
+        source, first = _sources(Counter(a for *_, a in nccl_gpus), by_id)
+        yield FactProposal("gpus", gpus[:MAX_VALUES], f"GPUs NCCL used, {source}", first)
     nic_rows = _facts(artifacts, HARDWARE_FACTS["nics"])
     if nic_rows:
         values: set[str] = set()
@@ -204,6 +212,15 @@ def _hardware(artifacts: list[Artifact]) -> Iterable[FactProposal]:
             values.update(v.strip() for v in value.strip("[]").replace("'", "").split(",") if v)
         source, first = _sources(Counter(a for *_, a in nic_rows), by_id)
         yield FactProposal("nics", sorted(values)[:MAX_VALUES], source, first)
+
+
+def _facts_with_host(artifacts: list[Artifact], name: str) -> list[tuple[str, str, int]]:
+    return list(
+        HostFact.objects.filter(artifact__in=artifacts, name=name)
+        .exclude(value="")
+        .values_list("host", "value", "artifact_id")
+        .distinct()
+    )
 
 
 def _profile(generation: str) -> str:
