@@ -81,7 +81,7 @@ class ArtifactViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         form = ReparseSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         artifact = artifact_request_parse(
-            artifact=self.get_object(), kind=form.validated_data.get("kind")
+            artifact=self.get_object(), kind=form.validated_data.get("kind"), by=request.user
         )
         body = ArtifactSerializer(artifact, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED)

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from artifacts.bundles.services import BUNDLE_KINDS, bundle_unpack
+from artifacts.bundles.transcripts import transcript_unpack
 from artifacts.fabric.services import enqueue_findings
 from artifacts.loaders import load_result
 from artifacts.models.core import Artifact
@@ -91,6 +92,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     if locked.kind in BUNDLE_KINDS or locked.bundle_members.exists():
         # each section/member becomes its own artifact, with the kinds this parse chose
         bundle_unpack(bundle=locked, known=getattr(result, "parts", ()))
+    # a terminal transcript's other commands, each stored as its own evidence
+    transcript_unpack(artifact=locked)
     return locked
 
 

@@ -58,8 +58,14 @@ class ArtifactSerializer(serializers.ModelSerializer):
             "host",
             "metadata",
             "parent",
+            "detection",
         ]  # fmt: skip
-        extra_kwargs = {"parent": {"read_only": True}}  # set by bundle unpacking only
+        # detection: ranked candidates with scores and reasons, the cleaning applied, a
+        # transcript's parts, and the kind a person chose (POST .../reparse/ {"kind": ...})
+        extra_kwargs = {
+            "parent": {"read_only": True},
+            "detection": {"read_only": True},
+        }  # set by bundle unpacking only
 
     def get_url(self, artifact: Artifact) -> str:
         return _absolute(self, reverse("api-artifact-detail", args=[artifact.pk]))

@@ -17,6 +17,7 @@ from typing import IO, Any, BinaryIO
 from django.conf import settings
 from django.core.files import File
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from artifacts.models import Artifact
 from artifacts.parsers import OTHER, PARSERS
@@ -118,21 +119,33 @@ def artifact_ingest(
     return IngestOutcome(artifact, created=True)
 
 
-def artifact_request_parse(*, artifact: Artifact, kind: str | None = None) -> Artifact:
-    """Queue a (re-)parse, optionally with a different kind. Derived rows stay until it lands."""
+def artifact_request_parse(
+    *, artifact: Artifact, kind: str | None = None, by: Any = None
+) -> Artifact:
+    """Queue a (re-)parse, optionally with a different kind. Derived rows stay until it lands.
+
+    A kind a person chose ("parse as") is kept with the detection record, with who chose it
+    and when, so later re-parses and the artifact page say the kind was not guessed.
+    """
     if kind:
         if kind not in PARSERS and kind != OTHER:
             raise IngestError(f"unknown kind {kind!r}")
         artifact.kind = kind
+        artifact.detection = {
+            **(artifact.detection or {}),
+            "chosen_kind": kind,
+            "chosen_by": getattr(by, "username", "") or "",
+            "chosen_at": timezone.now().isoformat(timespec="seconds"),
+        }
     if not artifact.is_parseable:
         artifact.status = Artifact.Status.STORED
-        artifact.save(update_fields=["kind", "status"])
+        artifact.save(update_fields=["kind", "status", "detection"])
         return artifact
     with transaction.atomic():
         artifact.status = Artifact.Status.PENDING
         artifact.error = ""
         artifact.progress_bytes = 0
-        artifact.save(update_fields=["kind", "status", "error", "progress_bytes"])
+        artifact.save(update_fields=["kind", "status", "error", "progress_bytes", "detection"])
         _enqueue_parse(artifact.pk)
     return artifact
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from artifacts import exports
 from artifacts.bundles.services import BUNDLE_KINDS
+from artifacts.bundles.transcripts import transcript_parts
 from artifacts.forms import ArtifactFilterForm
 from artifacts.models import Artifact, BenchmarkRun
 from artifacts.parsers import kind_choices
@@ -69,7 +70,7 @@ def artifact_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # Support bundles list their parts; a part names the bundle(s) it was found in.
     members = (
         artifact.bundle_members.select_related("artifact").order_by("position")
-        if artifact.kind in BUNDLE_KINDS
+        if artifact.kind in BUNDLE_KINDS or transcript_parts(artifact)
         else []
     )
     memberships = artifact.bundle_memberships.select_related("bundle").order_by("bundle_id")
@@ -107,7 +108,9 @@ def artifact_reparse(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, "Re-parsing needs the editor role.")
         return redirect(artifact)
     try:
-        artifact_request_parse(artifact=artifact, kind=request.POST.get("kind") or None)
+        artifact_request_parse(
+            artifact=artifact, kind=request.POST.get("kind") or None, by=request.user
+        )
     except IngestError as exc:
         messages.error(request, str(exc))
     else:

@@ -19,50 +19,22 @@ import platform
 import sys
 import time
 from collections import defaultdict
-from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from artifacts.parsers import OTHER, ParseError  # noqa: E402
+from artifacts.parsers import OTHER  # noqa: E402
 from artifacts.parsers.detection import detect, sample  # noqa: E402
-from artifacts.parsers.reading import parse_file  # noqa: E402
-from artifacts.parsers.streams import open_decompressed  # noqa: E402
 from tests.samples import SAMPLES_DIR  # noqa: E402
-from tests.transforms import TRANSFORMS, facts  # noqa: E402
-
-# Samples the text transformations do not apply to, and why (also in docs/formats.md).
-EXEMPT_SUFFIXES = {
-    ".gz": "compressed export: written to a file by the tool, never through a terminal",
-    ".sqlite": "binary database export",
-    ".nsys-rep": "binary report",
-    ".md": "notes about the samples, not evidence",
-}
+from tests.transforms import EXEMPT_SUFFIXES, TRANSFORMS, applies, reading  # noqa: E402
 
 
 def text_samples() -> list[Path]:
     files = sorted(p for p in SAMPLES_DIR.rglob("*") if p.is_file() and p.name != "MANIFEST.tsv")
     return [p for p in files if not any(p.name.endswith(s) for s in EXEMPT_SUFFIXES)]
-
-
-def opener(data: bytes) -> Any:
-    def open_stream() -> AbstractContextManager[BinaryIO]:
-        return open_decompressed(io.BytesIO(data), compressed_size=len(data))
-
-    return open_stream
-
-
-def reading(name: str, data: bytes) -> tuple[str, Any]:
-    """(kind, facts) of bytes, or (kind, "error: ...")."""
-    try:
-        found, result = parse_file(opener(data), name)
-    except ParseError as exc:
-        found = detect(name, sample(io.BytesIO(data)).head)
-        return found.kind, f"error: {exc.message}"
-    return found.kind, facts(result.to_json())
 
 
 def detection_ms(name: str, data: bytes) -> float:
@@ -83,6 +55,8 @@ def run(only: str | None) -> dict[str, Any]:
             continue
         times.append(detection_ms(path.name, data))
         for label, transform in TRANSFORMS.items():
+            if not applies(path.name, kind, label, data[:64]):
+                continue
             changed = transform(data)
             times.append(detection_ms(path.name, changed))
             got_kind, got = reading(path.name, changed)

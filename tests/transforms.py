@@ -8,9 +8,15 @@ to every shared sample and expect the same kind and the same facts.
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Callable
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import Any, BinaryIO
+
+from artifacts.parsers import ParseError
+from artifacts.parsers.reading import parse_file
+from artifacts.parsers.streams import open_decompressed
 
 Transform = Callable[[bytes], bytes]
 
@@ -130,3 +136,39 @@ def facts(result_json: Any) -> Any:
     if isinstance(result_json, list):
         return [facts(v) for v in result_json]
     return result_json
+
+
+# Samples the text transformations do not apply to, and why (also in docs/formats.md).
+EXEMPT_SUFFIXES = {
+    ".gz": "compressed export: written to a file by the tool, never through a terminal",
+    ".sqlite": "binary database export",
+    ".nsys-rep": "binary report",
+    ".md": "notes about the samples, not evidence",
+}
+# JSON and XML documents read from their first byte: behind 2,000 lines of another
+# program's output they are no longer that document (a tool wrote them to a file).
+DOCUMENT_EXEMPT = {"libfabric noise"}
+DOCUMENT_KINDS = {"torch_trace", "nccl_topology"}
+
+
+def applies(path_name: str, kind: str, transform: str, head: bytes) -> bool:
+    if any(path_name.endswith(suffix) for suffix in EXEMPT_SUFFIXES):
+        return False
+    is_document = kind in DOCUMENT_KINDS or head.lstrip()[:5] in (b"<?xml", b"<!DOC")
+    return not (is_document and transform in DOCUMENT_EXEMPT)
+
+
+def opener(data: bytes) -> Callable[[], AbstractContextManager[BinaryIO]]:
+    def open_stream() -> AbstractContextManager[BinaryIO]:
+        return open_decompressed(io.BytesIO(data), compressed_size=len(data))
+
+    return open_stream
+
+
+def reading(name: str, data: bytes) -> tuple[str, Any]:
+    """(kind, facts) of bytes read as an upload is, or (kind, "error: ...")."""
+    try:
+        found, result = parse_file(opener(data), name)
+    except ParseError as exc:
+        return "?", f"error: {exc.message}"
+    return found.kind, facts(result.to_json())

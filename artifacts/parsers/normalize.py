@@ -215,15 +215,13 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
     own = _NCCL_START.match(line)
     cuts = []
     for match in _NCCL_START.finditer(line, own.end() if own else 1):
-        host, start = match.group("host"), match.start()
+        host = match.group("host")
         # The header's host may have swallowed the end of the text before it
         # ("...P2P/CUMEM/readgpu07:1:1 [0] NCCL"): cut before the known host it ends with.
-        known = next((h for h in hosts if host.endswith(h)), None)
-        if known is not None:
-            start = match.end("host") - len(known)
-        elif line[start - 1].isalnum() or line[start - 1] in "_.-":
-            continue  # glued to an unknown word: one long line beats a phantom host
-        cuts.append(start)
+        known = next((h for h in hosts if host.endswith(h)), None) or _sibling(host, hosts)
+        if known is None:
+            continue  # not a host this log's own lines name: one long line beats a phantom
+        cuts.append(match.end("host") - len(known))
     for match in re.finditer(rf"{_OPENMPI}|{_TORCHRUN}", line):
         if match.start() > 0 and not line[: match.start()].isspace():
             cuts.append(match.start())
@@ -235,6 +233,17 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
         last = cut
     pieces.append(line[last:])
     return [p for p in pieces if p.strip()] or [line]
+
+
+def _sibling(host: str, hosts: tuple[str, ...]) -> str | None:
+    """The tail of a glued header's host that is named like a known host ("readgpu08" ends
+    with "gpu08", named like "gpu07"): same length, and the same first half."""
+    for known in hosts:
+        if len(host) > len(known) >= 4:
+            tail = host[-len(known) :]
+            if tail[: len(known) // 2] == known[: len(known) // 2]:
+                return tail
+    return None
 
 
 # --- planning -------------------------------------------------------------------------------

@@ -1,0 +1,105 @@
+"""Detection by score: ranked candidates with reasons, ambiguity reported, later windows
+read when the head is another program's preamble, transcripts cut into parts."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+import pytest
+
+from artifacts.parsers import OTHER, detection
+from artifacts.parsers.detection import detect, sample
+from tests.transforms import libfabric_noise
+
+NCCL_TESTS = (
+    b"# nThread 1 nGpus 8 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20\n"
+    b"#\n# Using devices\n"
+    b"#  Rank  0 Group  0 Pid   1234 on  gpu07 device  0 [0x18] NVIDIA H100 80GB HBM3\n"
+    b"#\n#                                                  out-of-place              in-place\n"
+    b"#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    b"     time   algbw   busbw #wrong\n"
+    b"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)        "
+    b"    (us)  (GB/s)  (GB/s)       \n"
+    + b"".join(
+        b"%12d  %12d     float     sum      -1    20.10    0.00    0.00      0    19.90"
+        b"    0.00    0.00      0\n" % (size, size // 4)
+        for size in (8, 16, 32, 64, 128)
+    )
+    + b"# Avg bus bandwidth    : 0.001\n"
+)
+
+
+def detected(name: str, data: bytes) -> object:
+    taken = sample(io.BytesIO(data), len(data))
+    return detect(name, taken.head, windows=taken.windows, whole=taken.whole)
+
+
+def test_candidates_are_ranked_with_their_reasons() -> None:
+    found = detected("ar.log", NCCL_TESTS)
+    assert found.kind == "nccl_tests"
+    assert found.candidates[0].kind == "nccl_tests"
+    assert found.candidates[0].reasons
+    assert found.to_json()["candidates"][0]["kind"] == "nccl_tests"
+
+
+def test_unknown_content_has_no_candidates_and_is_other() -> None:
+    found = detected("notes.txt", b"just some notes about the cluster\n")
+    assert found.kind == OTHER and not found.candidates
+    assert "no parser" in found.why()
+
+
+def _stub(label: str, *, accepts: bool, score: float | None = None) -> SimpleNamespace:
+    stub = SimpleNamespace(LABEL=label, accepts=lambda name, head: accepts)
+    if score is not None:
+        stub.score = lambda name, head: (score, f"{label} banner")
+    return stub
+
+
+def _with_registry(monkeypatch: pytest.MonkeyPatch, stubs: dict[str, SimpleNamespace]) -> None:
+    monkeypatch.setattr(detection, "PARSERS", dict.fromkeys(stubs, ""))
+    monkeypatch.setattr(detection, "get_parser", stubs.__getitem__)
+
+
+def test_a_near_tie_is_reported_as_ambiguous_with_both_candidates(monkeypatch) -> None:
+    _with_registry(monkeypatch, {"a": _stub("A", accepts=True), "b": _stub("B", accepts=True)})
+    found = detection.detect("x.txt", b"anything\n")
+    assert found.ambiguous
+    assert [c.kind for c in found.candidates] == ["a", "b"]  # the registry breaks the tie
+    assert found.why().startswith("ambiguous: a (0.70), b (0.70)")
+
+
+def test_an_exact_banner_outranks_a_generic_sniffer(monkeypatch) -> None:
+    stubs = {"generic": _stub("G", accepts=True), "exact": _stub("E", accepts=True, score=0.95)}
+    _with_registry(monkeypatch, stubs)
+    found = detection.detect("x.txt", b"anything\n")
+    assert found.kind == "exact" and not found.ambiguous
+    assert found.candidates[0].reasons[0] == "E banner"
+
+
+def test_a_low_best_score_is_ambiguous(monkeypatch) -> None:
+    _with_registry(monkeypatch, {"weak": _stub("W", accepts=True, score=0.3)})
+    assert detection.detect("x.txt", b"anything\n").ambiguous
+
+
+def test_the_file_name_is_a_reason_never_the_decision() -> None:
+    found = detected("ethtool_-S_eth0.txt", NCCL_TESTS)
+    assert found.kind == "nccl_tests"
+
+
+def test_later_windows_find_a_file_behind_thousands_of_preamble_lines() -> None:
+    data = libfabric_noise(NCCL_TESTS)
+    assert len(data) > 200_000
+    found = detected("run.log", data)
+    assert found.kind == "nccl_tests"
+    assert any("past the start" in r for r in found.candidates[0].reasons)
+
+
+def test_a_transcript_keeps_the_recognised_command_as_its_main_part() -> None:
+    data = b"$ hostname\ngpu07\n$ cat all_reduce.log\n" + NCCL_TESTS + b"$ uptime\n 10:00 up\n"
+    found = detected("session.txt", data)
+    assert found.kind == "nccl_tests"
+    main = [p for p in found.parts if p["main"]]
+    assert [p["title"] for p in main] == ["cat all_reduce.log"]
+    assert {p["title"] for p in found.parts} == {"hostname", "cat all_reduce.log", "uptime"}
+    assert found.view.part is not None and found.view.part.title == "cat all_reduce.log"

@@ -1,0 +1,132 @@
+"""The cleaning step on constructed inputs (runs without ../shared): every transformation of
+a clean file cleans back to the same text, formats whose lines look like prefixes are left
+alone, glued NCCL lines are cut where the next header starts, and line numbers map back."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from artifacts.parsers import normalize
+from artifacts.parsers.normalize import CleanStream
+from tests.transforms import TRANSFORMS
+
+NCCL_LOG = (
+    b"gpu07:4242:4242 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    b"gpu07:4242:4250 [0] NCCL INFO Channel 00/02 :    0   1\n"
+    b"gpu08:4343:4343 [1] NCCL INFO cudaDriverVersion 12040\n"
+    b"gpu08:4343:4351 [1] NCCL WARN NET/IB : Got completion with error 12\n"
+) * 8
+ETHTOOL = b"NIC statistics:\n     rx_packets: 845320277\n     rx_prio3_pause: 12\n" * 4
+INTERRUPTS = b"".join(
+    b"%4d:   %d   0   IR-PCI-MSI  mlx5_comp%d\n" % (90 + i, i, i) for i in range(12)
+)
+COUNTER_LIST = b"".join(b"counter_%d: %d\n" % (i, i * 7) for i in range(30))
+
+
+def cleaned(data: bytes) -> bytes:
+    view = normalize.plan(data)
+    return CleanStream(io.BytesIO(data), view).read() if view.needed else data
+
+
+# Transformations that only add what the cleaning removes (the prompt line stays: parsers
+# read host and device from it; the appended command is a part of its own).
+LOSSLESS = [name for name in TRANSFORMS if name not in ("prompt", "root prompt", "second command")]
+
+
+@pytest.mark.parametrize("transform", LOSSLESS)
+@pytest.mark.parametrize(
+    "data", [NCCL_LOG, ETHTOOL, INTERRUPTS, COUNTER_LIST], ids=["nccl", "ethtool", "irq", "list"]
+)
+def test_every_transformation_cleans_back_to_the_original_lines(
+    data: bytes, transform: str
+) -> None:
+    got = cleaned(TRANSFORMS[transform](data)).decode()
+    want = data.decode()
+    if transform == "libfabric noise":
+        got = "\n".join(line for line in got.split("\n") if not line.startswith("libfabric:"))
+    # CRLF is left to the parsers' line reader: it ends lines either way
+    assert got.strip("\r\n").splitlines() == want.strip("\n").splitlines()
+
+
+@pytest.mark.parametrize("data", [ETHTOOL, INTERRUPTS, COUNTER_LIST, NCCL_LOG])
+def test_lines_that_only_look_like_prefixes_are_left_alone(data: bytes) -> None:
+    view = normalize.plan(data)
+    assert view.layers == ()
+    assert not view.needed  # a clean file is parsed byte for byte
+
+
+def test_layers_nest_and_are_peeled_outermost_first() -> None:
+    data = b"".join(
+        b"2025-06-01T10:00:%02d.5Z %d: gpu07:1:1 [0] NCCL INFO line %d\n" % (i, i % 2, i)
+        for i in range(20)
+    )
+    view = normalize.plan(data)
+    assert view.layers == ("kubectl", "slurm")
+    assert cleaned(data).split(b"\n")[0] == b"gpu07:1:1 [0] NCCL INFO line 0"
+
+
+def test_a_glued_nccl_line_is_cut_before_the_known_host() -> None:
+    data = (
+        b"gpu07:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read"
+        b"gpu08:2:2 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/CUMEM/read\n"
+        b"gpu08:2:2 [1] NCCL INFO ready\n"
+        b"    8388608  2097152  float  sum  -1gpu07:1:1 [0] NCCL INFO AllReduce: opCount 0\n"
+    )
+    view = normalize.View(hosts=("gpu07", "gpu08"))
+    lines = CleanStream(io.BytesIO(data), view).read().decode().splitlines()
+    assert lines[0].endswith("via P2P/CUMEM/read")
+    assert lines[1].startswith("gpu08:2:2 [1] NCCL INFO Channel")
+    assert lines[3] == "    8388608  2097152  float  sum  -1"
+    assert lines[4].startswith("gpu07:1:1 [0] NCCL INFO AllReduce")
+
+
+def test_a_glued_host_never_seen_alone_is_cut_like_its_siblings() -> None:
+    view = normalize.View(hosts=("node0001",))
+    line = "node0001:1:1 [0] NCCL INFO via P2P/CUMEM/readnode0002:2:2 [1] NCCL INFO x"
+    assert list(normalize.clean_line(line, view))[1].startswith("node0002:2:2")
+
+
+def test_another_librarys_text_never_becomes_a_host() -> None:
+    view = normalize.View(hosts=("gpu07",))
+    line = "libfabric:99:1717::cxi:core:warnx2:3:4 [0] NCCL INFO text"
+    assert list(normalize.clean_line(line, view)) == [line]  # no phantom "warnx2"
+
+
+def test_nothing_is_split_outside_nccl_logs() -> None:
+    row = "    8388608  2097152  float  sum  -1gpu07:1:1 [0] NCCL INFO AllReduce"
+    assert list(normalize.clean_line(row, normalize.View())) == [row]
+
+
+def test_line_map_points_back_at_the_uploaded_lines() -> None:
+    data = b"```\n" + b"".join(b"[1,0]<stdout>:line %d\n" % i for i in range(5)) + b"```\n"
+    view = normalize.plan(data)
+    stream = CleanStream(io.BytesIO(data), view)
+    assert stream.read().decode().splitlines() == [f"line {i}" for i in range(5)]
+    assert [stream.line_map.original(n) for n in range(1, 6)] == [2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig"])
+def test_windows_encodings_are_read(encoding: str) -> None:
+    data = ETHTOOL.decode().encode(encoding)
+    view = normalize.plan(data)
+    assert view.needed
+    assert CleanStream(io.BytesIO(data), view).read() == ETHTOOL
+
+
+def test_transcript_parts_keep_their_command_lines() -> None:
+    text = "notes before\n$ hostname\ngpu07\nroot@gpu07:~# ethtool -S eth0\nNIC statistics:\n"
+    parts = normalize.transcript_parts(text)
+    assert [(p.title, p.start, p.end) for p in parts] == [
+        ("", 1, 1),
+        ("hostname", 2, 3),
+        ("ethtool -S eth0", 4, 5),
+    ]
+
+
+def test_a_document_under_its_prompt_loses_only_the_prompt() -> None:
+    data = b'$ cat topo.xml\n<system version="1">\n</system>\n'
+    view = normalize.plan(data)
+    assert view.document
+    assert CleanStream(io.BytesIO(data), view).read() == b'<system version="1">\n</system>\n'
