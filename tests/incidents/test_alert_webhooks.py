@@ -240,3 +240,21 @@ def test_the_integrations_page_lists_calls_and_replays_one(token, viewer, editor
     assert answer.status_code == 302
     assert WebhookCall.objects.filter(replay_of=call).count() == 1
     assert Incident.objects.count() == 1
+
+
+def test_a_receiver_made_in_the_admin_shows_its_token_once(admin_client):
+    answer = admin_client.post(
+        "/admin/incidents/webhookreceiver/add/",
+        {"name": "am-prod", "kind": "alertmanager", "enabled": "on", "label_map": "{}",
+         "new_token": ""},
+        follow=True,
+    )  # fmt: skip
+    text = answer.content.decode()
+    assert "shown once" in text
+    token = text.split("(shown once): ")[1].split("<")[0].strip()
+    assert post(FIRING, token).status_code == 200
+    bad = admin_client.post(
+        "/admin/incidents/webhookreceiver/add/",
+        {"name": "bad", "kind": "generic", "label_map": '{"colour": []}', "new_token": "x"},
+    )  # fmt: skip
+    assert "unknown label map key" in bad.content.decode()
