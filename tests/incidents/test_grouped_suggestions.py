@@ -107,3 +107,21 @@ def test_the_page_shows_the_group_expandable_to_its_lines(incident, editor, edit
     html = editor_client.get(incident.get_absolute_url()).content.decode()
     assert html.count('class="suggestion-group"') == 3
     assert "8 individual lines" in html and "Accept group" in html
+
+
+def test_an_incident_opened_from_the_artifact_page_has_it_as_evidence(editor_client):
+    artifact = watchdog_artifact()
+    page = editor_client.get(artifact.get_absolute_url()).content.decode()
+    assert f'href="/incidents/new/?artifact={artifact.pk}"' in page
+    form = editor_client.get(f"/incidents/new/?artifact={artifact.pk}").content.decode()
+    assert 'id="source-artifact"' in form and f"Investigate {WATCHDOG_LOG.name}" in form
+    answer = editor_client.post(
+        "/incidents/new/",
+        {"title": "hang", "severity": "SEV2", "attach_artifact": str(artifact.pk)},
+    )
+    assert answer.status_code == 302
+    from incidents.models import Incident
+
+    incident = Incident.objects.get()
+    assert list(incident.artifacts.all()) == [artifact]
+    assert any(s.is_group for s in grouped_for(incident))
