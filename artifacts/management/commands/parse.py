@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from artifacts.parsers import OTHER, PARSERS, ParseError, detect_kind, get_parser
-from artifacts.parsers.streams import open_decompressed, read_head
+from artifacts.parsers import PARSERS, ParseError
+from artifacts.parsers.reading import parse_file
+from artifacts.parsers.streams import open_decompressed
 
 
 class Command(BaseCommand):
@@ -35,19 +38,21 @@ class Command(BaseCommand):
 
 
 def parse_path(path: Path, kind: str | None) -> Any:
-    try:
-        size = path.stat().st_size
+    """The same reading as an upload's (artifacts/parsers/reading.py): sample, detect, clean,
+    parse; ``kind`` skips the choice, not the cleaning."""
+
+    @contextmanager
+    def open_stream() -> Iterator[BinaryIO]:
         with path.open("rb") as raw:
-            kind = kind or detect_kind(path.name, read_head(raw, compressed_size=size))
-        if kind == OTHER:
-            raise ParseError("no parser recognises this file; known kinds: " + ", ".join(PARSERS))
-        with path.open("rb") as raw:
-            stream = open_decompressed(
+            yield open_decompressed(
                 raw,
                 compressed_size=size,
                 max_ratio=settings.PERFHUB_MAX_GZIP_RATIO,
                 max_bytes=settings.PERFHUB_MAX_DECOMPRESSED_BYTES,
             )
-            return get_parser(kind).parse(stream)
+
+    try:
+        size = path.stat().st_size
+        return parse_file(open_stream, path.name, kind=kind, size=size)[1]
     except OSError as exc:
         raise ParseError(exc.strerror or str(exc)) from exc
