@@ -139,6 +139,7 @@ def notification_apply(
         touched[incident.pk] = incident
         outcome.created += created
         _link_and_record(receiver, notification, alert, incident, label_map)
+        _maybe_reopen(incident, alert)
     for incident in touched.values():
         if _maybe_resolve(receiver, notification, incident):
             outcome.resolved += 1
@@ -253,6 +254,22 @@ def _maybe_resolve(
     if changed:
         incident.save()
     return changed
+
+
+def _maybe_reopen(incident: Incident, alert: AlertItem) -> None:
+    """The alert fires again after the incident was resolved: the fix did not hold, so the
+    incident goes back to investigating (its lifecycle times stay, as for a person's going
+    back)."""
+    resolved = incident.resolved_at
+    if (
+        alert.status == "firing"
+        and incident.status == Incident.Status.RESOLVED
+        and resolved is not None
+        and alert.starts_at is not None
+        and alert.starts_at > resolved
+    ):
+        incident.status = Incident.Status.INVESTIGATING
+        incident.save(update_fields=["status", "updated_at"])
 
 
 def _source(receiver: WebhookReceiver) -> str:

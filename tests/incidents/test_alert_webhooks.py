@@ -258,3 +258,15 @@ def test_a_receiver_made_in_the_admin_shows_its_token_once(admin_client):
         {"name": "bad", "kind": "generic", "label_map": '{"colour": []}', "new_token": "x"},
     )  # fmt: skip
     assert "unknown label map key" in bad.content.decode()
+
+
+def test_firing_again_after_resolved_reopens_the_same_incident(token):
+    post(FIRING, token)
+    post(resolved(), token)
+    again = copy.deepcopy(FIRING)
+    for alert in again["alerts"]:
+        alert["startsAt"] = "2025-03-01T12:00:00Z"
+    assert post(again, token).json()["created"] == 0
+    incident = Incident.objects.get()
+    assert incident.status == "investigating" and incident.resolved_at is not None
+    assert incident.events.filter(kind="alert").count() == 6  # 2 firing, 2 resolved, 2 again
