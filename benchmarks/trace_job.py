@@ -11,7 +11,8 @@ PerfHub's real code paths against a throwaway SQLite database and media folder:
 3. job view: ``build_job_view`` (three queries, straggler detection) plus its four figures,
    and the job page rendered by the Django test client (session, template, JSON figures).
 
-The target of issue 3 is stages 2 + 3 under 5 s on the 2-core reference machine.
+The target of issue 3 is stages 2 + 3 under 5 s for 8 ranks on the 2-core reference machine;
+issue 14 asks 32 ranks (``--ranks 32``) under 20 s with two workers.
 
     .venv/bin/python benchmarks/trace_job.py --ranks 8 --rank-mb 50
     .venv/bin/python benchmarks/trace_job.py --postgres postgres://postgres@127.0.0.1:5432
@@ -192,8 +193,14 @@ def run(args: argparse.Namespace) -> None:
     print(f"| job page rendered (GET /traces/job/) | {page_s:.2f} | | "
           f"{len(response.content) / 1e3:.0f} kB HTML |")  # fmt: skip
     target = parse_s + page_s
-    print(f"| **parse + job page (target < 5 s)** | **{target:.2f}** | "
-          f"{total_mb / target:.0f} | {'met' if target < 5 else 'MISSED'} |")  # fmt: skip
+    # issue 3: 8 ranks < 5 s; issue 14: 32 ranks < 20 s (2.5 s per 4 ranks on two workers)
+    limit = 5.0 * max(1, args.ranks) / 8
+    print(f"| **parse + job page (target < {limit:g} s)** | **{target:.2f}** | "
+          f"{total_mb / target:.0f} | {'met' if target < limit else 'MISSED'} |")  # fmt: skip
+    print(f"\nper rank: {parse_s / args.ranks:.2f} s wall and {cpu / args.ranks:.2f} CPU s of "
+          f"parse + analyses + load ({total_mb / args.ranks:.0f} MB each, {workers} workers); "
+          f"CPU-bound, so a quiet machine needs about {cpu / workers:.1f} s for the parse "
+          f"stage")  # fmt: skip
     print("\nstragglers:", "; ".join(s.message for s in view.stragglers) or "none")
     for note in view.analysis.notes:
         print("note:", note)
