@@ -846,9 +846,8 @@ LINK_RATE_RULES: tuple[FactRule, ...] = (
         title="Port {device}/{port} at {rate_gbps:g} Gb/s, its {adapter} can do {max_gbps:g}",
         explanation=(
             "{device} port {port} on {host} is active at {rate_gbps:g} Gb/s; a {adapter} runs "
-            "up to {max_gbps:g} Gb/s (datasheet, docs/efficiency.md). When other ports of the "
-            "host are faster this one trained down; when all run alike, check that the cables "
-            "and switch were meant to run at this speed."
+            "up to {max_gbps:g} Gb/s (datasheet, docs/efficiency.md) and other {adapter} ports "
+            "of the host run faster: this one trained down (cable, module, switch port)."
         ),
         kb=KB_LINK_HEALTH,
         check=PortBelowAdapterMax(),

@@ -13,7 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from artifacts.fabric.evidence import CRITICAL, INFO, WARNING, Evidence, FactRow
+from artifacts.fabric.evidence import CRITICAL, WARNING, Evidence, FactRow
 from baselines.limits import datasheet as ds
 from baselines.limits.links import mlxlink_gbit
 
@@ -112,14 +112,17 @@ class LinkBelowHost:
         index = 4 if self.measure == "width" else 3
         meta = ev.context.get("expected_width" if self.measure == "width" else "expected_rate_gbps")
         expected_meta = _number(meta)
-        best: dict[str, float] = {}
+        # compared within a host and a link family (InfiniBand names vs Ethernet speeds): a
+        # DPU's 200G Ethernet port beside 400G InfiniBand rails is no trained-down link
+        best: dict[tuple[str, bool], float] = {}
         for link in links:
             value = link[index]
             if value:
-                best[link[0]] = max(best.get(link[0], 0.0), float(value))
+                key = (link[0], _is_ib(link[5].value))
+                best[key] = max(best.get(key, 0.0), float(value))
         for host, device, port, gbit, width, fact in links:
             value = width if self.measure == "width" else gbit
-            expected = expected_meta or best.get(host)
+            expected = expected_meta or best.get((host, _is_ib(fact.value)))
             if not value or not expected or value >= expected:
                 continue
             yield {
@@ -138,10 +141,11 @@ class LinkBelowHost:
 
 @dataclasses.dataclass(frozen=True)
 class PortBelowAdapterMax:
-    """An ACTIVE ibstat port slower than its adapter can run (``CA type`` in the NIC table).
-
-    Warning when another port of the same adapter model on the host runs faster (this one
-    trained down); info when all run alike (maybe the fabric's speed, maybe every cable)."""
+    """An ACTIVE ibstat port below its adapter's maximum (``CA type`` in the NIC table) while
+    another port of the same adapter model on the host runs faster: this one trained down.
+    When every port of the model runs alike (a 200G fabric of 400G adapters, a DPU's bond
+    port) nothing is said: that is how the host was built, and the limits model already
+    measures its runs against the rate the ports negotiated."""
 
     def __call__(self, ev: Evidence) -> Iterator[dict[str, Any]]:
         facts = _by_device(ev.facts)
@@ -166,12 +170,12 @@ class PortBelowAdapterMax:
         for host, device, port, rate, nic in ports:
             if (rate.number or 0.0) >= nic.max_gbit:
                 continue
-            alone = (rate.number or 0.0) >= fastest[(host, nic.model)]
+            if (rate.number or 0.0) >= fastest[(host, nic.model)]:
+                continue
             yield {
                 "host": host,
                 "device": device,
                 "port": port,
-                "severity": INFO if alone else WARNING,
                 "rate_gbps": rate.number,
                 "max_gbps": nic.max_gbit,
                 "adapter": nic.model,
@@ -184,6 +188,11 @@ class PortBelowAdapterMax:
                 "artifact_ids": (rate.artifact_id,),
                 "at": rate.at,
             }
+
+
+def _is_ib(speed: str) -> bool:
+    text = speed.strip().upper()
+    return text.startswith("IB") or any(text.endswith(name) for name in ds.IB_LANE_GBIT)
 
 
 def _number(value: Any) -> float | None:
