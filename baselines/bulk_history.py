@@ -454,11 +454,15 @@ def _without_secondary_structures(
 
 
 def _analyze() -> None:
-    # Fresh planner statistics: the pages' query plans depend on them, and autovacuum may
-    # not have looked at ten million new rows yet.
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("ANALYZE")
+    """Fresh planner statistics and visibility maps for the new rows: the pages' plans depend
+    on the statistics (autovacuum may not have looked at ten million new rows yet), and
+    counts and index-only scans need the visibility map (VACUUM sets it)."""
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for model in (Artifact, BenchmarkRun, *BULK_MODELS):
+            cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
+        cursor.execute("ANALYZE")
 
 
 def _ensure_profiles(members: list[FleetProfile]) -> dict[str, HardwareProfile]:
