@@ -125,3 +125,25 @@ def test_an_incident_opened_from_the_artifact_page_has_it_as_evidence(editor_cli
     incident = Incident.objects.get()
     assert list(incident.artifacts.all()) == [artifact]
     assert any(s.is_group for s in grouped_for(incident))
+
+
+def test_a_real_roce_log_with_every_rank_timing_out_is_one_group(incident, editor):
+    # The real 2-node, 4-rank RoCE NCCL INFO log with what a hang adds on every rank:
+    # PyTorch's watchdog timeout of the same collective.
+    from tests.samples import sample
+
+    real = sample("nccl_debug/ssbandjl_2node_4gpu_all_gather_NCCL_INFO_roce.log").read_bytes()
+    hang = "".join(
+        f"[rank{r}]:[E301 10:17:08.40827{r}257 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog "
+        "caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLGATHER, "
+        "NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 "
+        "milliseconds before timing out.\n"
+        for r in range(4)
+    )
+    artifact = ingest_bytes("job-1234.log", real + hang.encode(), kind="nccl_debug")
+    artifact = artifact_parse(artifact_id=artifact.pk)
+    attach(incident, editor, artifact)
+    (group,) = [s for s in grouped_for(incident) if s.is_group and "timeout" in s.text]
+    # (the hosts join the text when the parse maps PyTorch's ranks to NCCL's hosts)
+    assert group.text.startswith("**NCCL watchdog timeout in ALLGATHER seq 1580** on 4 ranks")
+    assert ", 600 s, first at " in group.text and group.ranks == (0, 1, 2, 3)
