@@ -409,8 +409,10 @@ def _without_secondary_structures(
     models: tuple[type[Model], ...], log: Callable[[str], None]
 ) -> Iterator[None]:
     """Drop the tables' indexes (not the primary keys) and unique/foreign-key constraints,
-    and restore exactly what was there afterwards, whatever happens in between."""
-    if connection.vendor != "postgresql":
+    and restore exactly what was there afterwards, whatever happens in between. Inside a
+    transaction (tests) the tables are left as they are: DDL there would wait on the
+    transaction's own deferred constraint checks."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
         yield
         return
     quote = connection.ops.quote_name
@@ -460,6 +462,9 @@ def _analyze() -> None:
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
+        if connection.in_atomic_block:  # VACUUM cannot run in a transaction (tests)
+            cursor.execute("ANALYZE")
+            return
         for model in (Artifact, BenchmarkRun, *BULK_MODELS):
             cursor.execute(f"VACUUM ANALYZE {connection.ops.quote_name(model._meta.db_table)}")
         cursor.execute("ANALYZE")
