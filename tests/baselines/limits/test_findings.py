@@ -105,3 +105,25 @@ def test_ibstat_ports_below_their_adapters_maximum_are_flagged():
     # how that host was built (no finding). ConnectX-7 product brief: 400 Gb/s.
     assert [(h.host, h.device, h.severity) for h in hits] == [("h1", "mlx5_1", "warning")]
     assert hits[0].title == "Port mlx5_1/1 at 200 Gb/s, its ConnectX-7 can do 400"
+
+
+NCCL_LOG = b"""cnode3-002:123:456 [0] NCCL INFO NCCL version 2.29.2+cuda12.4
+cnode3-002:123:456 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB [2]mlx5_2:1/IB \
+[3]mlx5_3:1/IB ; OOB eth0:10.0.0.2<0>
+cnode3-002:123:456 [0] NCCL INFO NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'
+"""
+
+
+@pytest.mark.django_db
+def test_the_finding_says_what_the_nccl_log_already_shows():
+    from tests.baselines.limits.test_link_evidence import upload
+
+    eight_rail_profile()
+    artifact = load(
+        "nccl_tests/xxrjun_multinode_N10_G8_80ranks_h100.log",
+        metadata={"profile": "h100-ib-8x400"},
+    )
+    upload(NCCL_LOG, "nccl_debug.log")  # re-files the runs of its host, findings included
+    finding = Finding.objects.get(artifact=artifact, rule="run_below_peak")
+    assert "NCCL's log on cnode3-002 uses 4 of the node's 8 NICs" in finding.explanation
+    assert "GPUDirect RDMA is off in the NCCL log on cnode3-002" in finding.explanation
