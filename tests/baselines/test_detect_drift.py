@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from baselines.detect import ChangePoint, detect, main
+from baselines.detect import ChangePoint, detect, main, read_series
 from baselines.methods import noise, seasonal
 from tests.baselines.detect_series import noise as white
 
@@ -163,3 +164,23 @@ def test_a_series_near_zero_drifts_like_any_other():
     y = 1e-6 * white(3, 300) * np.linspace(1, 0.9, 300)
     (d,) = detect(y).change_points
     assert d.kind == "drift" and d.magnitude_pct == pytest.approx(-10, abs=1.5)
+
+
+def _real(name: str) -> list[float]:
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "detection_real" / f"{name}.csv"
+    _, values = read_series(path.read_text().splitlines())
+    return values
+
+
+def test_real_steady_growth_is_one_drift_not_a_staircase():
+    # US population, monthly 1952-2019 (TCPD): annotators marked no change or one census
+    # revision; the detector before drift reported 35 steps here.
+    cps = detect(_real("us_population")).change_points
+    assert [c.kind for c in cps] == ["drift"]
+    assert cps[0].index == 0 and cps[0].end_index == 815 and cps[0].magnitude_pct > 100
+
+
+def test_real_nile_step_is_still_the_one_step():
+    # Nile volume at Aswan (TCPD): the Aswan dam, 1899, index 28, marked by the annotators.
+    (cp,) = detect(_real("nile")).change_points
+    assert cp.kind == "step" and cp.index == 28 and cp.direction == "regression"
