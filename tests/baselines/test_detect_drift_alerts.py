@@ -117,3 +117,16 @@ def test_the_series_chart_shades_the_drift_as_a_sloped_band(setup):
     assert (y[0] + y[3]) / 2 == pytest.approx(alert.value_before)
     assert (y[1] + y[2]) / 2 == pytest.approx(alert.value_after)
     assert y[1] < y[0]
+
+
+def test_the_alert_and_series_pages_show_the_drift(setup, viewer_client):
+    profile, stack, runs = setup
+    series = _series(profile, 2**30, _drifting(5, 120, -9.0), runs, stack)
+    (alert,) = history_scan([series.pk], collector=Collector())
+    page = viewer_client.get(alert.get_absolute_url())
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "a gradual move, not a single change" in text and "% per day" in text
+    assert f"#{alert.details['start_run_id']}" in text
+    series_page = viewer_client.get(series.get_absolute_url())
+    assert series_page.status_code == 200 and "shaded slope: drift" in series_page.content.decode()
