@@ -78,6 +78,9 @@ def earlier_runs(run: BenchmarkRun, profile_id: int) -> QuerySet[BenchmarkRun]:
     """Runs of the identity before ``run`` (time, then id for runs of the same instant)."""
     return (
         identity_runs(run, profile_id)
+        # measured_at__lte repeats what the OR implies so the database can start the index
+        # scan at the run (the OR alone is no index bound: 0.5 s per query at 333,000 runs)
+        .filter(measured_at__lte=run.measured_at)
         .filter(Q(measured_at__lt=run.measured_at) | Q(measured_at=run.measured_at, pk__lt=run.pk))
         .order_by("-measured_at", "-id")
     )
@@ -181,6 +184,7 @@ def candidate_ids(run: BenchmarkRun, context: RunContext, reference: Reference) 
     later = (
         identity_runs(run, context.profile_id)
         .filter(context__stack_id=context.stack_id)
+        .filter(measured_at__gte=run.measured_at)  # an index bound (see earlier_runs)
         .filter(Q(measured_at__gt=run.measured_at) | Q(measured_at=run.measured_at, pk__gt=run.pk))
         .order_by("measured_at", "id")
         .values_list("pk", flat=True)[: RECENT_RUNS - 1]

@@ -128,6 +128,15 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
         "transaction_mode": "IMMEDIATE",
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # No parallel workers per query by default: pages and tasks run short indexed queries, and
+    # with a LIMIT the planner's parallel plans walk the wrong index (0.5 s instead of 1 ms
+    # for a run's recent runs at 333,000 runs; docs/baselines.md) while taking cores from
+    # other requests. PERFHUB_DB_PARALLEL_WORKERS=N gives them back.
+    _workers = env_int("PERFHUB_DB_PARALLEL_WORKERS", 0)
+    DATABASES["default"].setdefault("OPTIONS", {})["options"] = (
+        f"-c max_parallel_workers_per_gather={_workers}"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Files: Django's storage API, filesystem by default, S3-compatible when configured ------
