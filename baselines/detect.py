@@ -517,6 +517,8 @@ def read_series(lines: Sequence[str] | Any) -> tuple[list[str], list[float]]:
 def _times_of(xs: Sequence[str]) -> list[datetime] | None:
     """The x labels as datetimes when every one is an ISO date or date-time (so a drift's
     rate can be per day), else None (versions, run numbers: rates per run)."""
+    if not all("-" in x for x in xs):
+        return None  # "20240101" may be a run number; ISO dates here are written with dashes
     try:
         times = [datetime.fromisoformat(x) for x in xs]
     except ValueError:
