@@ -46,6 +46,7 @@ class Notification:
     common_annotations: dict[str, str] = field(default_factory=dict)
     external_url: str = ""
     title: str = ""
+    truncated: int = 0  # alerts Alertmanager left out (max_alerts): said in the call's outcome
 
 
 def read(body: bytes | str, *, kind: str) -> Notification:
@@ -80,6 +81,7 @@ def read(body: bytes | str, *, kind: str) -> Notification:
         common_annotations=_labels(data.get("commonAnnotations"), "commonAnnotations"),
         external_url=str(data.get("externalURL") or ""),
         title=str(data.get("title") or ""),
+        truncated=_count(data.get("truncatedAlerts")),
     )
 
 
@@ -121,6 +123,13 @@ def _time(raw: Any, where: str) -> datetime | None:
     except ValueError:
         raise PayloadError(f"{where} is not an RFC 3339 time: {raw!r}") from None
     return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _count(raw: Any) -> int:
+    try:
+        return max(0, int(raw or 0))
+    except (TypeError, ValueError):
+        return 0
 
 
 def _worst(items: tuple[AlertItem, ...]) -> str:

@@ -149,6 +149,8 @@ def notification_apply(
         f"{len(notification.alerts)} alert(s): {outcome.created} incident(s) opened, "
         f"{outcome.updated} updated, {outcome.resolved} resolved"
     )
+    if notification.truncated:
+        outcome.detail += f" ({notification.truncated} more alert(s) truncated by the sender)"
     return outcome
 
 

@@ -270,3 +270,8 @@ def test_firing_again_after_resolved_reopens_the_same_incident(token):
     incident = Incident.objects.get()
     assert incident.status == "investigating" and incident.resolved_at is not None
     assert incident.events.filter(kind="alert").count() == 6  # 2 firing, 2 resolved, 2 again
+
+
+def test_truncated_alerts_are_said_in_the_outcome(token):
+    body = {**FIRING, "truncatedAlerts": 3}
+    assert "3 more alert(s) truncated" in post(body, token).json()["detail"]

@@ -56,7 +56,7 @@ def test_watchdog_log_to_published_postmortem_and_bundle(
     page.wait_for_selector(group)
     page.click(f"{group} details.members summary")
     assert page.locator(f"{group} details.members tr").count() == 8
-    page.click(f"{group} button.accept")
+    page.click(f"{group} button.accept-group")
     page.wait_for_selector("#timeline-table >> text=NCCL watchdog timeout in ALLGATHER seq 1")
     event = incident.events.get()
     assert len(event.sources) == 8
