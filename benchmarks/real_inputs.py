@@ -29,7 +29,13 @@ sys.path.insert(0, str(ROOT))
 from artifacts.parsers import OTHER  # noqa: E402
 from artifacts.parsers.detection import detect, sample  # noqa: E402
 from tests.samples import SAMPLES_DIR  # noqa: E402
-from tests.transforms import EXEMPT_SUFFIXES, TRANSFORMS, applies, reading  # noqa: E402
+from tests.transforms import (  # noqa: E402
+    EXEMPT_SUFFIXES,
+    TRANSFORMS,
+    applies,
+    reading,
+    same_reading,
+)
 
 
 def text_samples() -> list[Path]:
@@ -59,12 +65,10 @@ def run(only: str | None) -> dict[str, Any]:
                 continue
             changed = transform(data)
             times.append(detection_ms(path.name, changed))
-            got_kind, got = reading(path.name, changed)
-            ok = got_kind == kind and got == want
-            table[(kind, label)][0] += ok
+            why = same_reading(kind, want, label, *reading(path.name, changed))
+            table[(kind, label)][0] += why is None
             table[(kind, label)][1] += 1
-            if not ok:
-                why = f"kind {got_kind}" if got_kind != kind else "facts differ"
+            if why:
                 failures.append(f"{path.relative_to(SAMPLES_DIR)} [{label}]: {why}")
     return {"table": table, "failures": failures, "times": times}
 

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 from typing import Any, BinaryIO
 
 from artifacts.parsers import ParseError
+from artifacts.parsers.detection import KEEPS_LINE_TIMES
 from artifacts.parsers.reading import parse_file
 from artifacts.parsers.streams import open_decompressed
 
@@ -125,17 +126,29 @@ TRANSFORMS: dict[str, Transform] = {
 _POSITIONAL = re.compile(r"(?:^|_)(?:line|lines|line_no|line_start|line_end|offset)$|^bytes_read$")
 
 
-def facts(result_json: Any) -> Any:
-    """A parse result's JSON without warnings and line positions."""
+def facts(result_json: Any, *, drop: frozenset[str] = frozenset()) -> Any:
+    """A parse result's JSON without warnings, line positions and the ``drop`` keys."""
     if isinstance(result_json, dict):
         return {
-            k: facts(v)
+            k: facts(v, drop=drop)
             for k, v in result_json.items()
-            if k != "warnings" and not _POSITIONAL.search(k)
+            if k != "warnings" and k not in drop and not _POSITIONAL.search(k)
         }
     if isinstance(result_json, list):
-        return [facts(v) for v in result_json]
+        return [facts(v, drop=drop) for v in result_json]
     return result_json
+
+
+# A collector's timestamp is the only time an NCCL line has: kept, it adds event times the
+# original file did not have, so those are left out of the comparison (nothing else may change).
+TIME_TRANSFORMS = frozenset({"kubectl timestamps", "journald", "tee timestamps"})
+TIME_KEYS = frozenset({"time", "first_time", "last_time"})
+
+
+def comparable(kind: str, transform: str, read: Any) -> Any:
+    if kind in KEEPS_LINE_TIMES and transform in TIME_TRANSFORMS and not isinstance(read, str):
+        return facts(read, drop=TIME_KEYS)
+    return read
 
 
 # Samples the text transformations do not apply to, and why (also in docs/formats.md).
@@ -172,3 +185,12 @@ def reading(name: str, data: bytes) -> tuple[str, Any]:
     except ParseError as exc:
         return "?", f"error: {exc.message}"
     return found.kind, facts(result.to_json())
+
+
+def same_reading(kind: str, want: Any, transform: str, got_kind: str, got: Any) -> str | None:
+    """Why a transformed file's reading differs from the original's, or None."""
+    if got_kind != kind:
+        return f"kind {got_kind}"
+    if comparable(kind, transform, got) != comparable(kind, transform, want):
+        return "facts differ"
+    return None

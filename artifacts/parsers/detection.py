@@ -34,6 +34,8 @@ DEFAULT_SCORE = 0.7
 NEAR_TIE = 0.1
 LOW_SCORE = 0.4
 NAME_HINT_BONUS = 0.05
+# Kinds whose lines carry no time of their own, so a collector's timestamp is kept for them.
+KEEPS_LINE_TIMES = frozenset({"nccl_debug"})
 
 # Words in a file name that back a kind up (never enough on their own).
 NAME_HINTS: dict[str, tuple[str, ...]] = {
@@ -210,6 +212,11 @@ def detect(
         bases[0] < LOW_SCORE or (len(bases) > 1 and bases[0] - bases[1] < NEAR_TIE)
     )
     kind = candidates[0].kind if candidates else OTHER
+    if kind in KEEPS_LINE_TIMES and set(view.layers) & set(normalize.TIME_LAYERS):
+        # NCCL prints no time of its own: a collector's stamp is the only time its events
+        # have, and the parser reads it from the start of the line.
+        kept = tuple(layer for layer in view.layers if layer not in normalize.TIME_LAYERS)
+        view = dataclasses.replace(view, layers=kept)
     if kind != "nccl_debug" and view.hosts:
         # Only an NCCL log is cut where another process's header starts mid-line: the
         # nccl-tests reader puts a result row broken by such a line back together itself.

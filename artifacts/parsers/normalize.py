@@ -105,6 +105,8 @@ _LAYERS: dict[str, re.Pattern[str]] = {
     # pdsh/clush -L: "gpu07: " (host names repeat).
     "host": re.compile(r"^(?P<key>[A-Za-z][\w.\-]{0,62}): "),
 }
+# Layers that are a time: kept for logs whose lines have none of their own (detection.py).
+TIME_LAYERS = ("kubectl", "syslog", "timestamp")
 # A layer is stripped when at least this share of the sample's non-empty lines carry it...
 _LAYER_SHARE = 0.6
 # ... and, for the keyed layers, when its values repeat: at most one distinct value per
@@ -221,7 +223,10 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
         known = next((h for h in hosts if host.endswith(h)), None) or _sibling(host, hosts)
         if known is None:
             continue  # not a host this log's own lines name: one long line beats a phantom
-        cuts.append(match.end("host") - len(known))
+        cut = match.end("host") - len(known)
+        if not cuts and _only_prefixes(line[:cut]):
+            continue  # a collector's stamp or a launcher tag before the header: one line
+        cuts.append(cut)
     for match in re.finditer(rf"{_OPENMPI}|{_TORCHRUN}", line):
         if match.start() > 0 and not line[: match.start()].isspace():
             cuts.append(match.start())
@@ -233,6 +238,21 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
         last = cut
     pieces.append(line[last:])
     return [p for p in pieces if p.strip()] or [line]
+
+
+def _only_prefixes(text: str) -> bool:
+    """Whether ``text`` is nothing but line prefixes (timestamps, labels, launcher tags)."""
+    rest = text
+    while rest.strip():
+        rest = rest.lstrip()
+        for pattern in (_ALWAYS, *_LAYERS.values()):
+            match = pattern.match(rest)
+            if match and match.end():
+                rest = rest[match.end() :]
+                break
+        else:
+            return False
+    return True
 
 
 def _sibling(host: str, hosts: tuple[str, ...]) -> str | None:

@@ -19,6 +19,7 @@ from tests.transforms import (
     TRANSFORMS,
     applies,
     reading,
+    same_reading,
 )
 
 
@@ -39,11 +40,9 @@ def test_every_transformation_keeps_kind_and_facts(path: Path) -> None:
     for label, transform in TRANSFORMS.items():
         if not applies(path.name, kind, label, data[:64]):
             continue
-        got_kind, got = reading(path.name, transform(data))
-        if got_kind != kind:
-            broken.append(f"{label}: kind {got_kind}")
-        elif got != want:
-            broken.append(f"{label}: facts differ")
+        why = same_reading(kind, want, label, *reading(path.name, transform(data)))
+        if why:
+            broken.append(f"{label}: {why}")
     assert not broken, broken
 
 

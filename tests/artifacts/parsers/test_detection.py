@@ -10,7 +10,8 @@ import pytest
 
 from artifacts.parsers import OTHER, detection
 from artifacts.parsers.detection import detect, sample
-from tests.transforms import libfabric_noise
+from artifacts.parsers.reading import parse_file
+from tests.transforms import kubectl, libfabric_noise, opener
 
 NCCL_TESTS = (
     b"# nThread 1 nGpus 8 minBytes 8 maxBytes 128 step: 2(factor) warmup iters: 5 iters: 20\n"
@@ -103,3 +104,14 @@ def test_a_transcript_keeps_the_recognised_command_as_its_main_part() -> None:
     assert [p["title"] for p in main] == ["cat all_reduce.log"]
     assert {p["title"] for p in found.parts} == {"hostname", "cat all_reduce.log", "uptime"}
     assert found.view.part is not None and found.view.part.title == "cat all_reduce.log"
+
+
+def test_a_collectors_timestamp_stays_the_time_of_an_nccl_line() -> None:
+    log = (
+        b"gpu07:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+        b"gpu07:1:1 [0] NCCL WARN NET/IB : Got completion from peer 10.0.0.2 with error 12\n"
+    ) * 3
+    found, result = parse_file(opener(kubectl(log)), "job.log")
+    assert found.kind == "nccl_debug" and "kubectl" not in found.view.layers
+    times = [e["time"] for e in result.to_json()["events"]]
+    assert times and all(t and t.startswith("2025-06-01T10:00") for t in times)
