@@ -133,6 +133,13 @@ _KINETO_MARKERS = (
 # ---------------------------------------------------------------------------------------
 
 
+def score(name: str, head: bytes) -> tuple[float, str] | None:
+    """Kineto's own keys make a trace certain (detection.py)."""
+    if not accepts(name, head):
+        return None
+    return 0.95, "a Chrome-trace JSON object with Kineto's keys (traceEvents, schemaVersion)"
+
+
 def accepts(name: str, head: bytes) -> bool:
     """Chrome-trace JSON written by Kineto: a JSON object with Kineto's own keys/categories.
 

@@ -113,6 +113,21 @@ HEAD_BYTES = 64 * 1024
 _ROW_TYPE = re.compile(r"float|double|half|int|fp8|f8e")
 
 
+_RUN_BANNER = re.compile(
+    r"^\s*(?:\S+\s+)?#\s*(?:nThread\b|Collective test starting|nccl-tests version)", re.M
+)
+
+
+def score(name: str, head: bytes) -> tuple[float, str] | None:
+    """How sure detection may be (detection.py): a run's own banner is certain, a results
+    table alone (or an NCCL log that quotes one) a little less."""
+    if not accepts(name, head):
+        return None
+    if _RUN_BANNER.search(head_text(head[:HEAD_BYTES])):
+        return 0.95, "an nccl-tests run banner (# nThread / # Collective test starting)"
+    return 0.8, "nccl-tests results (a results table, its rows or a JSON document)"
+
+
 def accepts(name: str, head: bytes) -> bool:
     """Content sniffing of the (decompressed) first bytes; the file name is not used."""
     text = head_text(head[:HEAD_BYTES]).lstrip("\ufeff")
