@@ -133,10 +133,10 @@ def _also_parse(artifact: Artifact, view: View) -> list[tuple[str, Any]]:
 
 def _accepted(artifact: Artifact, kind: str, view: View) -> bool:
     """Whether ``kind``'s sniffer accepted the file: as detection recorded it, or asked now."""
-    stored = artifact.detection.get("candidates") if artifact.detection else None
-    if stored is not None:
-        return any(c.get("kind") == kind for c in stored)
-    try:
+    stored = (artifact.detection or {}).get("candidates") or []
+    if any(c.get("kind") == kind for c in stored):
+        return True
+    try:  # detection stops at a certain candidate: the others were not asked
         with _open(artifact) as stream:
             head = clean_bytes(stream.read(HEAD_BYTES), view)
     except (OSError, ParseError):
