@@ -29,10 +29,11 @@ HEAD_BYTES = 64 * 1024
 WINDOW_BYTES = 64 * 1024
 WINDOWS = 3  # later windows of a long file, the last one ending at its end
 # Files up to this size are read whole for detection, so transcript parts can be cut.
-WHOLE_BYTES = 4 * 1024 * 1024
+WHOLE_BYTES = 1024 * 1024
 DEFAULT_SCORE = 0.7
 NEAR_TIE = 0.1
 CERTAIN = 0.9
+CERTAIN_SCORE = 0.95  # a parser's BANNERS: byte strings only its tool prints
 LOW_SCORE = 0.4
 NAME_HINT_BONUS = 0.05
 # Kinds whose lines carry no time of their own, so a collector's timestamp is kept for them.
@@ -259,8 +260,13 @@ def _score(
     else:
         if not module.accepts(name, clean):
             return None
-        value = float(getattr(module, "SNIFF_SCORE", DEFAULT_SCORE))
-        reasons.append(f"the {module.LABEL} sniffer found its markers in the sample")
+        banner = next((b for b in getattr(module, "BANNERS", ()) if b in clean), None)
+        if banner is not None:
+            value = CERTAIN_SCORE
+            reasons.append(f"the {module.LABEL} banner {banner.decode(errors='replace')!r}")
+        else:
+            value = float(getattr(module, "SNIFF_SCORE", DEFAULT_SCORE))
+            reasons.append(f"the {module.LABEL} sniffer found its markers in the sample")
     if later:
         reasons.append("found past the start of the file (after other programs' lines)")
     shown = value

@@ -35,6 +35,9 @@ from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 KIND = "nvidia_bug_report"
 LABEL = "nvidia-bug-report log (support bundle)"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+# A bug report quotes nvidia-smi and dmesg, so it must outrank their own banners.
+BANNERS = (b"Start of NVIDIA bug report log file", b"nvidia-bug-report.sh Version:")
 
 _BANNER = "Start of NVIDIA bug report log file"
 _SEPARATOR = re.compile(r"^_{20,}\s*$")

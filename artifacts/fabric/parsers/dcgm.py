@@ -25,6 +25,8 @@ from artifacts.parsers.textutil import LineReader, head_text, to_number
 KIND = "dcgm"
 LABEL = "DCGM (dcgmi diag, dcgmi dmon)"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+BANNERS = (b"Successfully ran diagnostic",)
 
 _RESULT_WORDS = ("Pass", "Fail", "Skip", "Warn", "Not Run", "Error")
 _RESULT = re.compile(r"^(?P<result>Pass|Fail|Skip|Warn|Not Run)\b\s*(?:-\s*(?P<who>.*))?$")

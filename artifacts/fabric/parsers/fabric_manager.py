@@ -25,6 +25,8 @@ from artifacts.parsers.textutil import LineReader, head_text
 KIND = "fabric_manager"
 LABEL = "NVIDIA Fabric Manager log"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+BANNERS = (b"Fabric Manager version",)
 
 MAX_EVENTS = 20_000
 MAX_ENTRY_CHARS = 4000

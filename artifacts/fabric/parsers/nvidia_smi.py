@@ -36,6 +36,8 @@ from artifacts.parsers.textutil import (
 KIND = "nvidia_smi"
 LABEL = "nvidia-smi (-q, -q -x, table, topo -m, nvlink)"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+BANNERS = (b"==============NVSMI LOG==============", b"<nvidia_smi_log", b"| NVIDIA-SMI ")
 
 MAX_XML_BYTES = 256 * 1024 * 1024
 MAX_GPUS = 4096

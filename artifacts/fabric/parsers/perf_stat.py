@@ -29,6 +29,8 @@ from artifacts.parsers.textutil import (
 KIND = "perf_stat"
 LABEL = "perf stat"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+BANNERS = (b"Performance counter stats for",)
 
 _TARGET = re.compile(r"Performance counter stats for (?P<target>.+?):?\s*$")
 _STARTED = re.compile(r"^#\s*started on (?P<t>.+?)\s*$")

@@ -32,6 +32,8 @@ from artifacts.parsers.textutil import LineReader, head_text
 KIND = "ncu_text"
 LABEL = "Nsight Compute text output (details page)"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+BANNERS = (b"==PROF== Connected to process",)
 
 _PROCESS = re.compile(r"^\[(?P<pid>\d+)\] (?P<name>.+?)@(?P<host>\S+)\s*$")
 _KERNEL = re.compile(r"^  (?P<line>\S.*?)\s*$")

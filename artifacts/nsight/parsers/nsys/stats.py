@@ -34,6 +34,8 @@ from artifacts.parsers.textutil import LineReader, head_text
 KIND = "nsys_stats"
 LABEL = "nsys stats output (--stats=true console, column/CSV reports)"
 VERSION = 1
+# Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
+BANNERS = (b"Executing '",)
 
 MAX_TABLES = 500
 MAX_ROWS_PER_TABLE = 100_000
