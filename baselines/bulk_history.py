@@ -48,8 +48,6 @@ from django.utils import timezone
 from artifacts.models import Artifact, BenchmarkRun, Measurement, RunRank
 from artifacts.runs.demo import CollectiveModel
 from artifacts.runs.demo import HardwareProfile as DemoProfile
-from baselines.alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
-from baselines.comparing import comparison_refresh
 from baselines.demo_history import (
     STACKS,
     START,
@@ -58,13 +56,12 @@ from baselines.demo_history import (
     _avg,
     _rows,
     _text,
+    evaluate_history,
     semantics_of,
 )
 from baselines.facts import gpu_generation
 from baselines.filing import identity, series_for, series_refresh_stats, stack_get_or_create
 from baselines.models import (
-    Alert,
-    AlertSummary,
     HardwareProfile,
     HostProfileMapping,
     RunContext,
@@ -356,30 +353,6 @@ def load_fleet(
     stats.seconds["series statistics"] = time.perf_counter() - clock
     evaluate_history(LABEL, series_ids, stats)
     return stats
-
-
-def evaluate_history(label: str, series_ids: set[int], stats: Stats) -> None:
-    """Comparisons where they say something, change points of every series, summaries:
-    the detection pass over the whole history, timed."""
-    from baselines.demo_history import _runs_to_compare
-
-    clock = time.perf_counter()
-    collector = Collector()
-    with transaction.atomic():
-        for run, context in _runs_to_compare(label):
-            outcome = comparison_refresh(run=run, context=context)
-            stats.comparisons += outcome.comparison is not None
-            alerts_from_comparison(outcome, run=run, stack_id=context.stack_id, collector=collector)
-    stats.seconds["compare"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    with transaction.atomic():
-        history_scan(series_ids, collector=collector)
-        summaries_refresh(collector.touched_summary_ids)
-        # History is not news: nobody is notified about it, now or when a live run touches it.
-        AlertSummary.objects.filter(notified_at__isnull=True).update(notified_at=timezone.now())
-    stats.seconds["detect"] = time.perf_counter() - clock
-    stats.alerts = Alert.objects.count()
-    stats.summaries = AlertSummary.objects.count()
 
 
 # The big tables: their secondary indexes, unique and foreign-key constraints are dropped

@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 import random
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -367,7 +368,6 @@ def seed_history(
     *, runs: int, seed: int = 7, uploader: Any = None, log: Callable[[str], None] = print
 ) -> Stats:
     """Load the history (see the module docstring). Refuses to load it twice."""
-    import time
 
     if runs < 1:
         raise ValueError("runs must be >= 1")
@@ -394,9 +394,17 @@ def seed_history(
     stats.seconds["load"] = time.perf_counter() - clock
     clock = time.perf_counter()
     series_refresh_stats(series_ids)
+    evaluate_history(LABEL, series_ids, stats)
+    return stats
+
+
+def evaluate_history(label: str, series_ids: set[int], stats: Stats) -> None:
+    """Comparisons where they say something, change points of every series, summaries:
+    the detection pass over the whole history, timed."""
+    clock = time.perf_counter()
     collector = Collector()
     with transaction.atomic():
-        for run, context in _runs_to_compare():
+        for run, context in _runs_to_compare(label):
             outcome = comparison_refresh(run=run, context=context)
             stats.comparisons += outcome.comparison is not None
             alerts_from_comparison(outcome, run=run, stack_id=context.stack_id, collector=collector)
@@ -410,7 +418,6 @@ def seed_history(
     stats.seconds["detect"] = time.perf_counter() - clock
     stats.alerts = Alert.objects.count()
     stats.summaries = AlertSummary.objects.count()
-    return stats
 
 
 def _load_night(
