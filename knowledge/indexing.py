@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from django.urls import reverse
+
 from artifacts.models import Artifact
 from knowledge.applicability import gpu_model
 from knowledge.embeds import strip_shortcodes
@@ -64,7 +66,7 @@ def artifact_document(
         key=str(artifact.pk),
         title=artifact.original_name,
         body="\n".join(p for p in parts if p),
-        url=artifact.get_absolute_url(),
+        url="",  # ArtifactSource.url answers when a hit is shown (see search._url_of)
         subtype=artifact.kind,
         generations=sorted(g for g in gpus if g),
         updated_at=artifact.parsed_at or artifact.uploaded_at,
@@ -91,6 +93,9 @@ class PageSource:
 class ArtifactSource:
     name = "artifact"
     label = "Artifact"
+
+    def url(self, key: str) -> str:
+        return reverse("artifact-detail", args=[key])
 
     def documents(self) -> Iterable[SearchDocument]:
         for artifact in Artifact.objects.iterator():

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Property tests check behaviour, not speed: on a loaded 2-core CI machine one example can
+# pass Hypothesis's default 200 ms deadline, which would fail a correct test.
+hypothesis_settings.register_profile("perfhub", deadline=None)
+hypothesis_settings.load_profile("perfhub")
 
 
 @pytest.fixture(autouse=True)

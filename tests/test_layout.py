@@ -169,6 +169,6 @@ def test_wiring_imports_no_app_at_module_level() -> None:
 def test_every_registered_parser_lives_in_a_family_parsers_package() -> None:
     from artifacts.parsers import PARSERS
 
-    for kind, dotted in PARSERS.items():
+    for kind, (dotted, _label) in PARSERS.items():
         assert dotted in MODULES, f"{kind}: {dotted} is not a module"
         assert dotted.startswith("artifacts.") and ".parsers." in dotted, (kind, dotted)

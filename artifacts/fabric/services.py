@@ -8,7 +8,6 @@ from django.db import transaction
 from django.utils import timezone
 
 from artifacts.fabric.findings import evaluate_artifact
-from artifacts.fabric.pairing import refresh_rates
 from artifacts.models import Artifact, Finding
 from perfhub import dispatch
 
@@ -30,6 +29,10 @@ class FindingError(Exception):
 def fabric_refresh(*, artifact_id: int) -> list[Finding]:
     """Pair the artifact's snapshots into rates, then evaluate the rules on it and on every
     other artifact whose rates changed (the next upload of the same device). Idempotent."""
+    # pairing is pandas work: loaded by the first refresh, not by every worker at start
+    # (artifacts.parsing imports this module) nor by the web process
+    from artifacts.fabric.pairing import refresh_rates
+
     try:
         artifact = Artifact.objects.get(pk=artifact_id)
     except Artifact.DoesNotExist:

@@ -26,7 +26,7 @@ from artifacts.nsight.querysets import (
     nsys_api,
     nsys_kernels,
 )
-from artifacts.parsers import get_parser
+from artifacts.parsers import kind_label
 from reports.figures import gpu_utilisation_timeline
 
 # Tables other than the paginated kernels show this many rows; the CSV always has them all.
@@ -36,7 +36,7 @@ PAGE_ROWS = 200
 class NsightFilterForm(forms.Form):
     kind = forms.ChoiceField(
         required=False,
-        choices=[("", "any")] + [(k, get_parser(k).LABEL) for k in NSIGHT_KINDS],
+        choices=[("", "any")] + [(k, kind_label(k)) for k in NSIGHT_KINDS],
     )
     label = forms.CharField(required=False)
     host = forms.CharField(required=False)

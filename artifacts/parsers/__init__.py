@@ -9,7 +9,7 @@ Pure Python: nothing here imports Django.
 from __future__ import annotations
 
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.registry import OTHER, PARSERS, get_parser, kind_choices
+from artifacts.parsers.registry import OTHER, PARSERS, get_parser, kind_choices, kind_label
 
 __all__ = [
     "OTHER",
@@ -19,6 +19,7 @@ __all__ = [
     "detect_kind",
     "get_parser",
     "kind_choices",
+    "kind_label",
 ]
 
 

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 
 from artifacts.parsers import normalize
 from artifacts.parsers.normalize import View
-from artifacts.parsers.registry import MAY_BE, OTHER, PARSERS, get_parser
+from artifacts.parsers.registry import MAY_BE, OTHER, PARSERS, get_parser, kind_label
 
 HEAD_BYTES = 64 * 1024
 WINDOW_BYTES = 64 * 1024
@@ -263,10 +263,10 @@ def _score(
         banner = next((b for b in getattr(module, "BANNERS", ()) if b in clean), None)
         if banner is not None:
             value = CERTAIN_SCORE
-            reasons.append(f"the {module.LABEL} banner {banner.decode(errors='replace')!r}")
+            reasons.append(f"the {kind_label(kind)} banner {banner.decode(errors='replace')!r}")
         else:
             value = float(getattr(module, "SNIFF_SCORE", DEFAULT_SCORE))
-            reasons.append(f"the {module.LABEL} sniffer found its markers in the sample")
+            reasons.append(f"the {kind_label(kind)} sniffer found its markers in the sample")
     if later:
         reasons.append("found past the start of the file (after other programs' lines)")
     shown = value

@@ -1,6 +1,9 @@
-"""The parser registry: artifact kind -> module, imported lazily.
+"""The parser registry: artifact kind -> module (imported lazily) and the kind's label.
 
-Adding a kind = copy a sibling module, fill in KIND/LABEL/VERSION/accepts/parse (and a
+The labels live here, not in the modules, so that choices and display names (a model field's
+choices, every artifact page) never import a parser.
+
+Adding a kind = copy a sibling module, fill in KIND/VERSION/accepts/parse (and a
 ``score`` when the format has an exact banner), add it here (order breaks ties between equal
 scores: specific sniffers first) and add fixtures; the registry test fails when a kind has
 no golden test. Detection itself (sampling, cleaning, ranking) is in detection.py.
@@ -12,53 +15,102 @@ import importlib
 from collections.abc import Callable
 from functools import cache
 from types import ModuleType
+from typing import NamedTuple
 
 from artifacts.parsers.base import ParseError
 
-PARSERS: dict[str, str] = {
+
+class Kind(NamedTuple):
+    module: str
+    label: str
+
+
+PARSERS: dict[str, Kind] = {
     # Support bundles first: their sniffers are exact (the bug report's banner, a tar header
     # naming sysinfo-snapshot) and their content would otherwise pass for the kinds inside.
-    "nvidia_bug_report": "artifacts.bundles.parsers.nvidia_bug_report",
-    "sysinfo_snapshot": "artifacts.bundles.parsers.sysinfo_snapshot",
-    "nccl_tests": "artifacts.runs.parsers.nccl_tests",
-    "torch_trace": "artifacts.traces.parsers.torch_trace",
+    "nvidia_bug_report": Kind(
+        "artifacts.bundles.parsers.nvidia_bug_report",
+        "nvidia-bug-report log (support bundle)",
+    ),
+    "sysinfo_snapshot": Kind(
+        "artifacts.bundles.parsers.sysinfo_snapshot",
+        "NVIDIA sysinfo-snapshot archive (support bundle)",
+    ),
+    "nccl_tests": Kind("artifacts.runs.parsers.nccl_tests", "nccl-tests output"),
+    "torch_trace": Kind("artifacts.traces.parsers.torch_trace", "PyTorch Profiler trace"),
     # Nsight: binary signatures first (SQLite, .nsys-rep), then text reports with their own
     # markers ("Executing '...' stats report", the ncu CSV header, ==PROF== + "Section:"),
     # all before the NCCL log sniffer (a profiled job's output may hold NCCL INFO lines).
-    "nsys_sqlite": "artifacts.nsight.parsers.nsys.sqlite",
-    "nsys_rep": "artifacts.nsight.parsers.nsys.rep",
-    "nsys_stats": "artifacts.nsight.parsers.nsys.stats",
-    "ncu_csv": "artifacts.nsight.parsers.ncu.csv",
-    "ncu_text": "artifacts.nsight.parsers.ncu.text",
+    "nsys_sqlite": Kind("artifacts.nsight.parsers.nsys.sqlite", "Nsight Systems SQLite export"),
+    "nsys_rep": Kind(
+        "artifacts.nsight.parsers.nsys.rep",
+        "Nsight Systems report (.nsys-rep, kept as evidence)",
+    ),
+    "nsys_stats": Kind(
+        "artifacts.nsight.parsers.nsys.stats",
+        "nsys stats output (--stats=true console, column/CSV reports)",
+    ),
+    "ncu_csv": Kind(
+        "artifacts.nsight.parsers.ncu.csv",
+        "Nsight Compute CSV (--csv details or raw page)",
+    ),
+    "ncu_text": Kind(
+        "artifacts.nsight.parsers.ncu.text",
+        "Nsight Compute text output (details page)",
+    ),
     # Fabric and host evidence: most specific sniffers first, the generic "name: value"
     # ethtool sniffer last (RDMA counter lists look alike and must reach rdma_counters).
-    "nccl_debug": "artifacts.fabric.parsers.nccl_debug",
-    "nccl_topology": "artifacts.fabric.parsers.nccl_topology",
-    "nvidia_smi": "artifacts.fabric.parsers.nvidia_smi",
-    "ib_status": "artifacts.fabric.parsers.ib_status",
-    "rdma_counters": "artifacts.fabric.parsers.rdma_counters",
-    "mlxlink": "artifacts.fabric.parsers.mlxlink",
+    "nccl_debug": Kind("artifacts.fabric.parsers.nccl_debug", "NCCL debug log (NCCL_DEBUG)"),
+    "nccl_topology": Kind(
+        "artifacts.fabric.parsers.nccl_topology",
+        "NCCL topology XML (NCCL_TOPO_DUMP_FILE)",
+    ),
+    "nvidia_smi": Kind(
+        "artifacts.fabric.parsers.nvidia_smi",
+        "nvidia-smi (-q, -q -x, table, topo -m, nvlink)",
+    ),
+    "ib_status": Kind("artifacts.fabric.parsers.ib_status", "ibstat / ibstatus / ibv_devinfo"),
+    "rdma_counters": Kind(
+        "artifacts.fabric.parsers.rdma_counters",
+        "RDMA port counters (sysfs, rdma statistic)",
+    ),
+    "mlxlink": Kind("artifacts.fabric.parsers.mlxlink", "mlxlink (link, FEC, module, BER)"),
     # Host and tool outputs with their own markers (banners, table headers, prefixes).
-    "dcgm": "artifacts.fabric.parsers.dcgm",
-    "perftest": "artifacts.fabric.parsers.perftest",
-    "perf_stat": "artifacts.fabric.parsers.perf_stat",
-    "mlxconfig": "artifacts.fabric.parsers.mlxconfig",
-    "show_gids": "artifacts.fabric.parsers.show_gids",
-    "mlnx_qos": "artifacts.fabric.parsers.mlnx_qos",
-    "numa": "artifacts.fabric.parsers.numa",
-    "proc_interrupts": "artifacts.fabric.parsers.proc_interrupts",
-    "ebpf_hist": "artifacts.fabric.parsers.ebpf_hist",
+    "dcgm": Kind("artifacts.fabric.parsers.dcgm", "DCGM (dcgmi diag, dcgmi dmon)"),
+    "perftest": Kind(
+        "artifacts.fabric.parsers.perftest",
+        "perftest (ib_write_bw, ib_read_bw, ib_send_bw, *_lat)",
+    ),
+    "perf_stat": Kind("artifacts.fabric.parsers.perf_stat", "perf stat"),
+    "mlxconfig": Kind("artifacts.fabric.parsers.mlxconfig", "mlxconfig -q (NIC firmware settings)"),
+    "show_gids": Kind("artifacts.fabric.parsers.show_gids", "show_gids (RoCE/IB GID table)"),
+    "mlnx_qos": Kind("artifacts.fabric.parsers.mlnx_qos", "mlnx_qos -i (NIC trust, PFC, ETS)"),
+    "numa": Kind("artifacts.fabric.parsers.numa", "NUMA (numactl -H, numastat, lscpu)"),
+    "proc_interrupts": Kind(
+        "artifacts.fabric.parsers.proc_interrupts",
+        "/proc/interrupts (IRQ counts per CPU)",
+    ),
+    "ebpf_hist": Kind("artifacts.fabric.parsers.ebpf_hist", "eBPF histograms (bpftrace, BCC)"),
     # Monitoring data: '# TYPE' lines / labelled samples, and the API's resultType JSON.
-    "prometheus_text": "artifacts.metrics.parsers.prometheus.text",
-    "prometheus_range": "artifacts.metrics.parsers.prometheus.range",
+    "prometheus_text": Kind(
+        "artifacts.metrics.parsers.prometheus.text",
+        "Prometheus exposition text (/metrics scrape)",
+    ),
+    "prometheus_range": Kind(
+        "artifacts.metrics.parsers.prometheus.range",
+        "Prometheus query/query_range JSON result",
+    ),
     # Fabric Manager's "[Mon DD YYYY HH:MM:SS] [LEVEL] [tid N]" entries, before the dmesg
     # sniffer; sysctl's "top.level.key = value" lines before the generic "name: value" one.
-    "fabric_manager": "artifacts.fabric.parsers.fabric_manager",
-    "dmesg": "artifacts.fabric.parsers.dmesg",
-    "sysctl": "artifacts.fabric.parsers.sysctl",
+    "fabric_manager": Kind("artifacts.fabric.parsers.fabric_manager", "NVIDIA Fabric Manager log"),
+    "dmesg": Kind(
+        "artifacts.fabric.parsers.dmesg",
+        "Kernel log (dmesg, journalctl -k) with NVRM Xid",
+    ),
+    "sysctl": Kind("artifacts.fabric.parsers.sysctl", "sysctl -a (kernel settings)"),
     # Generic metrics uploads (JSON/CSV with benchmark + metric keys): strict sniffer.
-    "metrics": "artifacts.metrics.parsers.metrics",
-    "ethtool_stats": "artifacts.fabric.parsers.ethtool_stats",
+    "metrics": Kind("artifacts.metrics.parsers.metrics", "Metrics upload (JSON/CSV)"),
+    "ethtool_stats": Kind("artifacts.fabric.parsers.ethtool_stats", "ethtool -S NIC statistics"),
 }
 
 # Kinds whose module is costly to import (the trace reader loads numpy): detection imports
@@ -75,11 +127,17 @@ OTHER = "other"
 @cache
 def get_parser(kind: str) -> ModuleType:
     try:
-        return importlib.import_module(PARSERS[kind])
+        return importlib.import_module(PARSERS[kind].module)
     except KeyError:
         raise ParseError(f"unknown kind {kind!r}; known kinds: {', '.join(PARSERS)}") from None
 
 
+def kind_label(kind: str) -> str:
+    if kind == OTHER:
+        return "Other attachment"
+    return PARSERS[kind].label if kind in PARSERS else kind
+
+
 def kind_choices() -> list[tuple[str, str]]:
     """Model/form choices, derived from the registry so they never drift from it."""
-    return [(kind, get_parser(kind).LABEL) for kind in PARSERS] + [(OTHER, "Other attachment")]
+    return [(kind, entry.label) for kind, entry in PARSERS.items()] + [(OTHER, kind_label(OTHER))]

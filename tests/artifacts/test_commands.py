@@ -106,11 +106,13 @@ HEAVY_FOR_THE_COMMAND_LINE = (
 )
 
 
-def _imported_modules(*args: str) -> set[str]:
+def _imported_modules(*args: str, var: Path | None = None) -> set[str]:
     """Every module `manage.py ARGS` imports, read from Python's own -X importtime log."""
     # On the default SQLite database: with PostgreSQL configured, Django's own start-up
     # loads the driver whatever the command does, and that is not what is measured here.
-    env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    if var:
+        env["PERFHUB_VAR_DIR"] = str(var)
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "manage.py", *args],
         cwd=ROOT,
@@ -131,6 +133,41 @@ def test_parse_command_imports_neither_the_web_stack_nor_pandas_plotly_drf():
     modules = _imported_modules("parse", str(sample("nccl_tests/xxrjun_pair_N2_G1_ok.log")))
     assert "artifacts.runs.parsers.nccl_tests.text" in modules  # the log was really parsed
     assert sorted(m for m in HEAVY_FOR_THE_COMMAND_LINE if m in modules) == []
+    # nor the app registry: manage.py runs `parse` without django.setup() (no model imported)
+    assert "artifacts.models" not in modules and "django.contrib.auth.models" not in modules
+
+
+def test_parse_command_outside_django_setup_keeps_the_command_line_contract(tmp_path):
+    log = sample("nccl_tests/xxrjun_pair_N2_G1_ok.log")
+
+    def parse(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", "parse", *args],
+            cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    done = parse("--kind", "nccl_tests", "--settings", "perfhub.settings", str(log))
+    assert done.returncode == 0 and json.loads(done.stdout)["kind"] == "nccl_tests"
+    missing = parse(str(tmp_path / "nothing.log"))
+    assert missing.returncode == 2 and "nothing.log: No such file" in missing.stderr
+    refused = parse("--kind", "no_such_kind", str(log))
+    assert refused.returncode == 2 and "invalid choice" in refused.stderr
+
+
+def test_ingest_command_loads_the_orm_but_not_the_web_stack(tmp_path):
+    """Saving an artifact indexes it for search without building its URL (which would load
+    the URL configuration: every view, DRF, pandas) and without importing any parser for
+    its kind's label."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env["PERFHUB_VAR_DIR"] = str(tmp_path)
+    migrate = [sys.executable, "manage.py", "migrate", "-v0"]
+    subprocess.run(migrate, cwd=ROOT, env=env, check=True, timeout=300)
+    log = tmp_path / "tiny.log"
+    log.write_bytes(sample("nccl_tests/xxrjun_pair_N2_G1_ok.log").read_bytes())
+    modules = _imported_modules("ingest", str(log), var=tmp_path)
+    assert "artifacts.models.core" in modules and "knowledge.indexing" in modules
+    heavy = [m for m in HEAVY_FOR_THE_COMMAND_LINE if m not in ("celery", "psycopg")]
+    assert sorted(m for m in heavy if m in modules) == []
 
 
 def test_parse_and_ingest_skip_the_system_checks():
@@ -147,7 +184,10 @@ def test_celery_app_still_found_by_the_worker_and_dispatch():
         "import sys, perfhub; assert 'celery' not in sys.modules; "
         "from celery.app.utils import find_app; app = find_app('perfhub'); "
         "assert app is perfhub.celery_app; app.loader.import_default_modules(); "
-        "assert {'artifacts.parse', 'baselines.after_parse'} <= set(app.tasks)"
+        "assert {'artifacts.parse', 'baselines.after_parse'} <= set(app.tasks); "
+        # a worker starts without the web stack or plotly (loaded by the tasks that draw)
+        "assert not {'perfhub.urls', 'plotly', 'rest_framework.views'} & set(sys.modules), "
+        "sorted({'perfhub.urls', 'plotly', 'rest_framework.views'} & set(sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120

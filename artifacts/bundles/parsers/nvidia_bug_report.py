@@ -33,7 +33,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "nvidia_bug_report"
-LABEL = "nvidia-bug-report log (support bundle)"
 VERSION = 1
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 # A bug report quotes nvidia-smi and dmesg, so it must outrank their own banners.

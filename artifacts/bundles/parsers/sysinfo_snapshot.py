@@ -37,7 +37,6 @@ from artifacts.bundles.parsers.common import (
 from artifacts.parsers.base import ParseError, ParseResult
 
 KIND = "sysinfo_snapshot"
-LABEL = "NVIDIA sysinfo-snapshot archive (support bundle)"
 VERSION = 1
 
 _CHUNK = 1024 * 1024

@@ -19,7 +19,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "dmesg"
-LABEL = "Kernel log (dmesg, journalctl -k) with NVRM Xid"
 VERSION = 1
 
 MAX_EVENTS = 20_000

@@ -34,7 +34,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "ebpf_hist"
-LABEL = "eBPF histograms (bpftrace, BCC)"
 VERSION = 1
 
 MAX_HISTOGRAMS = 10_000

@@ -25,7 +25,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "ethtool_stats"
-LABEL = "ethtool -S NIC statistics"
 VERSION = 1
 
 _COUNTER = re.compile(r"^\s*(?P<name>\[?[\w.\-/#]+\]?(?:: [\w.\-/#]+)?):\s+(?P<value>-?\d+)\s*$")

@@ -23,7 +23,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "fabric_manager"
-LABEL = "NVIDIA Fabric Manager log"
 VERSION = 1
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 BANNERS = (b"Fabric Manager version",)

@@ -29,7 +29,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "ib_status"
-LABEL = "ibstat / ibstatus / ibv_devinfo"
 VERSION = 1
 
 MAX_PORTS = 10_000

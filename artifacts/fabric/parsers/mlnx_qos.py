@@ -35,7 +35,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "mlnx_qos"
-LABEL = "mlnx_qos -i (NIC trust, PFC, ETS)"
 VERSION = 1
 
 MAX_PORTS = 5_000

@@ -19,7 +19,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "mlxconfig"
-LABEL = "mlxconfig -q (NIC firmware settings)"
 VERSION = 1
 
 MAX_PARAMS = 20_000

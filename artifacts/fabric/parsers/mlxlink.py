@@ -23,7 +23,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text, to_number
 
 KIND = "mlxlink"
-LABEL = "mlxlink (link, FEC, module, BER)"
 VERSION = 1
 
 MAX_RUNS = 10_000

@@ -23,7 +23,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import head_text, iter_xml
 
 KIND = "nccl_topology"
-LABEL = "NCCL topology XML (NCCL_TOPO_DUMP_FILE)"
 VERSION = 1
 
 MAX_BYTES = 64 * 1024 * 1024  # real dumps are a few KiB; anything this big is not one

@@ -23,7 +23,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text, to_number
 
 KIND = "numa"
-LABEL = "NUMA (numactl -H, numastat, lscpu)"
 VERSION = 1
 
 _AVAILABLE = re.compile(r"^available: (?P<n>\d+) nodes?")

@@ -34,7 +34,6 @@ from artifacts.parsers.textutil import (
 )
 
 KIND = "nvidia_smi"
-LABEL = "nvidia-smi (-q, -q -x, table, topo -m, nvlink)"
 VERSION = 1
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 BANNERS = (b"==============NVSMI LOG==============", b"<nvidia_smi_log", b"| NVIDIA-SMI ")

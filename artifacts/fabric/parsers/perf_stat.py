@@ -27,7 +27,6 @@ from artifacts.parsers.textutil import (
 )
 
 KIND = "perf_stat"
-LABEL = "perf stat"
 VERSION = 1
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 BANNERS = (b"Performance counter stats for",)

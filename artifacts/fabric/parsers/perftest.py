@@ -22,7 +22,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text, to_number
 
 KIND = "perftest"
-LABEL = "perftest (ib_write_bw, ib_read_bw, ib_send_bw, *_lat)"
 VERSION = 1
 
 MAX_ROWS = 10_000

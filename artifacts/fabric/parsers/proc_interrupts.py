@@ -23,7 +23,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "proc_interrupts"
-LABEL = "/proc/interrupts (IRQ counts per CPU)"
 VERSION = 1
 
 MAX_IRQS = 20_000

@@ -51,7 +51,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "rdma_counters"
-LABEL = "RDMA port counters (sysfs, rdma statistic)"
 VERSION = 1
 
 _SYSFS = re.compile(

@@ -27,7 +27,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "show_gids"
-LABEL = "show_gids (RoCE/IB GID table)"
 VERSION = 1
 
 MAX_GIDS = 100_000

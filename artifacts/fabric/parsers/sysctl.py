@@ -19,7 +19,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "sysctl"
-LABEL = "sysctl -a (kernel settings)"
 VERSION = 1
 
 MAX_KEYS = 50_000  # a dump with hundreds of veth interfaces stays well below

@@ -28,7 +28,6 @@ from typing import Any, BinaryIO, ClassVar
 from artifacts.parsers.base import ParseError, ParseResult, iter_text_lines
 
 KIND = "metrics"
-LABEL = "Metrics upload (JSON/CSV)"
 VERSION = 1
 
 MAX_JSON_BYTES = 16 * 1024 * 1024  # a metrics file is small; a bigger one is something else

@@ -36,7 +36,6 @@ from artifacts.traces.analysis import stream as ts_
 from artifacts.traces.parsers import spill
 
 KIND = "torch_trace"
-LABEL = "PyTorch Profiler trace"
 VERSION = 1
 
 CHUNK_BYTES = 2 * 1024 * 1024

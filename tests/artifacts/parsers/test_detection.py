@@ -51,7 +51,7 @@ def test_unknown_content_has_no_candidates_and_is_other() -> None:
 
 
 def _stub(label: str, *, accepts: bool, score: float | None = None) -> SimpleNamespace:
-    stub = SimpleNamespace(LABEL=label, accepts=lambda name, head: accepts)
+    stub = SimpleNamespace(accepts=lambda name, head: accepts)
     if score is not None:
         stub.score = lambda name, head: (score, f"{label} banner")
     return stub

@@ -42,7 +42,6 @@ from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "nccl_debug"
-LABEL = "NCCL debug log (NCCL_DEBUG)"
 VERSION = 1
 
 # Bounds on what one file may add to the result, so memory stays flat on huge logs.

@@ -26,7 +26,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import head_text, utc_iso_from_epoch
 
 KIND = "prometheus_range"
-LABEL = "Prometheus query/query_range JSON result"
 VERSION = 1
 
 MAX_JSON_BYTES = 512 * 1024 * 1024

@@ -23,7 +23,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text, utc_iso_from_epoch
 
 KIND = "prometheus_text"
-LABEL = "Prometheus exposition text (/metrics scrape)"
 VERSION = 1
 
 _NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"

@@ -34,7 +34,6 @@ from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "ncu_csv"
-LABEL = "Nsight Compute CSV (--csv details or raw page)"
 # 2: metric rows of ncu 2024+ (shorter than their header) are read; kernels sorted by ID
 VERSION = 2
 

@@ -30,7 +30,6 @@ from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "ncu_text"
-LABEL = "Nsight Compute text output (details page)"
 VERSION = 1
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 BANNERS = (b"==PROF== Connected to process",)

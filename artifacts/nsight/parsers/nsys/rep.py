@@ -15,7 +15,6 @@ from typing import Any, BinaryIO, ClassVar
 from artifacts.parsers.base import ParseError, ParseResult
 
 KIND = "nsys_rep"
-LABEL = "Nsight Systems report (.nsys-rep, kept as evidence)"
 VERSION = 1
 
 # Every report starts with this signature (from the days nsys was the Tegra profiler),

@@ -45,7 +45,6 @@ from artifacts.nsight.parsers.nsys.common import (
 from artifacts.parsers.base import ParseError, ParseResult
 
 KIND = "nsys_sqlite"
-LABEL = "Nsight Systems SQLite export"
 VERSION = 1
 
 SQLITE_MAGIC = b"SQLite format 3\x00"

@@ -32,7 +32,6 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "nsys_stats"
-LABEL = "nsys stats output (--stats=true console, column/CSV reports)"
 VERSION = 1
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 BANNERS = (b"Executing '",)

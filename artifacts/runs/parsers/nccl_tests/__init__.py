@@ -81,7 +81,6 @@ __all__ = [
     "CONCURRENCY_WINDOW",
     "HEAD_BYTES",
     "KIND",
-    "LABEL",
     "MAX_ERRORS_PER_RUN",
     "MAX_JSON_LINE_CHARS",
     "MAX_JSON_VALUE_CHARS",
@@ -104,7 +103,6 @@ __all__ = [
     "parse",
 ]
 
-LABEL = "nccl-tests output"
 VERSION = 1
 
 HEAD_BYTES = 64 * 1024

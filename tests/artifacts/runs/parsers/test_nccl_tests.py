@@ -69,7 +69,6 @@ def has_warning(result: NcclTestsResult, fragment: str) -> bool:
 
 def test_module_constants_and_purity() -> None:
     assert nccl_tests.KIND == "nccl_tests"
-    assert nccl_tests.LABEL == "nccl-tests output"
     assert isinstance(nccl_tests.VERSION, int)
     # The entry point and its package-private modules (text, json, ...).
     modules = sorted(Path(nccl_tests.__file__).parent.glob("*.py"))
