@@ -8,7 +8,10 @@
    baseline band, alert markers, stack changes) with the change point marked.
 
 Reads only; a fixed number of queries each. Kept apart from charts.py, which holds the
-series/matrix charts.
+series/matrix charts. Both figures stay plain dicts until ``figure_json`` encodes them once:
+the summary page draws them on every request, and graph objects (validation, deep copies,
+``add_vrect``/``add_vline``, a JSON round trip to add the change point) cost ten times the
+data.
 """
 
 from __future__ import annotations
@@ -16,13 +19,11 @@ from __future__ import annotations
 from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
-import plotly.io as pio
 
 from baselines.charts import series_chart
 from baselines.comparing import baseline_for_identity
 from baselines.models import Alert, AlertSummary, SeriesPoint
-from reports.figures import comparison_curves
+from reports.figures import Spec, comparison_curves_spec, figure_json
 
 BAND_FILL = "rgba(31, 119, 180, 0.15)"
 
@@ -64,7 +65,7 @@ def band_curve_figure(
     candidate_label: str,
     unit: str,
     alerted_sizes: list[int],
-) -> go.Figure:
+) -> Spec:
     """Reference band (min-max per size) and mean vs the candidate, alerted sizes shaded.
 
     ``reference``/``candidate``: size_bytes, value (one row per run and size).
@@ -85,22 +86,18 @@ def band_curve_figure(
         ]
     )  # fmt: skip
     spans = [[s, s] for s in sorted(set(alerted_sizes))]
-    fig = comparison_curves(means, regressed=spans)
+    figure = comparison_curves_spec(means, regressed=spans)
     if len(ref):
-        sizes = list(ref.index)
-        fig.add_trace(
-            go.Scatter(
-                x=sizes + sizes[::-1],
-                y=list(ref["max"]) + list(ref["min"])[::-1],
-                fill="toself",
-                fillcolor=BAND_FILL,
-                line={"width": 0},
-                hoverinfo="skip",
-                name=f"{reference_label}: min to max",
-            )
-        )
-    fig.update_yaxes(title=unit)
-    return fig
+        sizes = ref.index.tolist()
+        figure["data"].append(
+            {"type": "scatter", "x": sizes + sizes[::-1],
+             "y": ref["max"].tolist() + ref["min"].tolist()[::-1], "fill": "toself",
+             "fillcolor": BAND_FILL, "line": {"width": 0}, "hoverinfo": "skip",
+             "name": f"{reference_label}: min to max"}
+        )  # fmt: skip
+    yaxis = figure["layout"].setdefault("yaxis", {})
+    yaxis["title"] = {**yaxis.get("title", {}), "text": unit}
+    return figure
 
 
 def regressed_curve(alert: Alert) -> str | None:
@@ -125,7 +122,7 @@ def regressed_curve(alert: Alert) -> str | None:
         unit=alert.series.unit,
         alerted_sizes=alerted,
     )
-    return figure.to_json()
+    return figure_json(figure)
 
 
 def history_with_change(alert: Alert) -> str | None:
@@ -134,26 +131,30 @@ def history_with_change(alert: Alert) -> str | None:
     if not chart.points:
         return None
     x = next((p["x"] for p in chart.points if p["run_id"] == alert.run_id), alert.measured_at)
-    figure = pio.from_json(chart.figure_json)
-    figure.add_vline(x=x, line={"color": "#dc2626", "width": 2, "dash": "dash"})
-    figure.add_annotation(
-        x=x, yref="paper", y=1.02, text=f"change point ({alert.get_kind_display()} "
-        f"{alert.magnitude_pct:+.1f}%)", showarrow=False, font={"color": "#dc2626", "size": 11},
-    )  # fmt: skip
-    return figure.to_json()
+    layout = chart.figure["layout"]
+    # What add_vline and add_annotation would add, written out.
+    vline = {"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "y domain", "y0": 0, "y1": 1,
+             "line": {"color": "#dc2626", "width": 2, "dash": "dash"}}  # fmt: skip
+    note = {"x": x, "yref": "paper", "y": 1.02, "showarrow": False,
+            "text": f"change point ({alert.get_kind_display()} {alert.magnitude_pct:+.1f}%)",
+            "font": {"color": "#dc2626", "size": 11}}  # fmt: skip
+    layout["shapes"] = [*layout.get("shapes", []), vline]
+    layout["annotations"] = [*layout.get("annotations", []), note]
+    return figure_json(chart.figure)
 
 
 def alert_charts(alert: Alert) -> dict[str, Any]:
     return {"curve_json": regressed_curve(alert), "history_json": history_with_change(alert)}
 
 
-def summary_charts(summary: AlertSummary) -> dict[str, Any]:
-    """The summary's worst alert (largest change, regressions first) drawn as on its page."""
-    alerts = list(
-        Alert.objects.filter(summary=summary)
-        .exclude(status=Alert.Status.INVALID)
-        .select_related("series", "summary")
-    )
+def summary_charts(summary: AlertSummary, alerts: list[Alert] | None = None) -> dict[str, Any]:
+    """The summary's worst alert (largest change, regressions first) drawn as on its page.
+
+    ``alerts``: the summary's alerts with their series, when the caller has read them already
+    (the summary page lists them)."""
+    if alerts is None:
+        alerts = list(Alert.objects.filter(summary=summary).select_related("series", "summary"))
+    alerts = [a for a in alerts if a.status != Alert.Status.INVALID]
     if not alerts:
         return {}
     worst = max(alerts, key=lambda a: (a.kind == Alert.Kind.REGRESSION, abs(a.magnitude_pct or 0)))

@@ -22,6 +22,7 @@ from baselines.facts import COMPONENT_LABELS, change_text, diff_stacks
 from baselines.formatting import delta_style, pct
 from baselines.models import (
     VERSION_FIELDS,
+    Alert,
     Baseline,
     HardwareProfile,
     Series,
@@ -30,7 +31,13 @@ from baselines.models import (
     SoftwareStack,
 )
 from baselines.querysets import series_alerts, series_points
-from reports.figures import delta_band, series_history, version_matrix_heatmap
+from reports.figures import (
+    Spec,
+    delta_band,
+    figure_json,
+    series_history,
+    version_matrix_heatmap,
+)
 
 ORDERS = ("time", "version")
 
@@ -46,10 +53,14 @@ def _stack_label(row: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class SeriesChart:
-    figure_json: str
+    figure: Spec  # plain dicts; the alert pages add their change point before encoding
     points: list[dict[str, Any]]
     baseline: Baseline | None
     band: tuple[float, float, str] | None
+
+    @functools.cached_property
+    def figure_json(self) -> str:
+        return figure_json(self.figure)
 
 
 def series_chart(series: Series, *, order: str = "time", component: str = "nccl") -> SeriesChart:
@@ -60,14 +71,19 @@ def series_chart(series: Series, *, order: str = "time", component: str = "nccl"
         component = "nccl"
     if order == "version":
         points.sort(key=lambda p: (_key(p, component), p["measured_at"], p["run_id"]))
+    labels: dict[int, str] = {}  # per stack: a series has a few stacks, thousands of points
     for position, p in enumerate(points):
         p["x"] = position if order == "version" else p["measured_at"]
-        p["stack"] = _stack_label(p)
+        label = labels.get(p["stack_id"])
+        if label is None:
+            label = labels[p["stack_id"]] = _stack_label(p)
+        p["stack"] = label
     x_of_run = {p["run_id"]: p["x"] for p in points}
     baseline = baseline_for_identity(
         series.profile_id, series.benchmark, series.collective, series.nranks, series.dtype
     )
     band = _band(series, baseline)
+    series_alert_rows = list(series_alerts(series))  # the markers and the drift bands
     alerts = [
         {
             "x": x_of_run[a.run_id],
@@ -75,11 +91,15 @@ def series_chart(series: Series, *, order: str = "time", component: str = "nccl"
             "kind": a.kind,
             "text": f"{a.get_kind_display()} {a.magnitude_pct:+.1f}% ({a.get_status_display()})",
         }
-        for a in series_alerts(series)
+        for a in series_alert_rows
         if a.run_id in x_of_run and a.value_after is not None
     ]
     figure = series_history(
-        pd.DataFrame(points, columns=["x", "value", "stack", "run_id"]) if points else _empty(),
+        # object columns: the figure takes the values back out as they are; a datetime64
+        # column would hand back a pandas Timestamp per point, twice as slow to encode
+        pd.DataFrame(points, columns=["x", "value", "stack", "run_id"], dtype=object)
+        if points
+        else _empty(),
         unit=series.unit,
         band=band,
         alerts=pd.DataFrame(alerts, columns=["x", "value", "kind", "text"]),
@@ -88,19 +108,16 @@ def series_chart(series: Series, *, order: str = "time", component: str = "nccl"
         ),
         ticks=_version_ticks(points, component) if order == "version" else None,
     )
-    for drift in _drift_segments(series, x_of_run):
-        figure.add_trace(drift)
-    return SeriesChart(figure.to_json(), points, baseline, band)
+    figure["data"] += _drift_segments(series_alert_rows, x_of_run)
+    return SeriesChart(figure, points, baseline, band)
 
 
-def _drift_segments(series: Series, x_of_run: dict[int, Any]) -> list[Any]:
+def _drift_segments(alerts: list[Alert], x_of_run: dict[int, Any]) -> list[Spec]:
     """Each drift alert as a shaded sloped band from its fitted start level to its fitted
     end level: a drift is a stretch, not a point, and a band shows both where it went and
     how fast."""
-    import plotly.graph_objects as go
-
     traces = []
-    for alert in series_alerts(series):
+    for alert in alerts:
         if alert.kind != "drift":
             continue
         details = alert.details or {}
@@ -118,19 +135,13 @@ def _drift_segments(series: Series, x_of_run: dict[int, Any]) -> list[Any]:
             f" ({rate:+.2g}%/{unit})" if isinstance(rate, int | float) else ""
         )
         traces.append(
-            go.Scatter(
-                x=[x0, x1, x1, x0, x0],
-                y=[v0 - half, v1 - half, v1 + half, v0 + half, v0 - half],
-                fill="toself",
-                fillcolor="rgba(230, 126, 34, 0.22)",
-                line={"width": 1, "color": "rgba(230, 126, 34, 0.6)", "dash": "dot"},
-                mode="lines",
-                name=label,
-                text=f"{label} ({alert.get_status_display()})",
-                hoverinfo="text",
-                showlegend=False,
-            )
-        )
+            {"type": "scatter", "x": [x0, x1, x1, x0, x0],
+             "y": [v0 - half, v1 - half, v1 + half, v0 + half, v0 - half], "fill": "toself",
+             "fillcolor": "rgba(230, 126, 34, 0.22)",
+             "line": {"width": 1, "color": "rgba(230, 126, 34, 0.6)", "dash": "dot"},
+             "mode": "lines", "name": label, "text": f"{label} ({alert.get_status_display()})",
+             "hoverinfo": "text", "showlegend": False}
+        )  # fmt: skip
     return traces
 
 
@@ -292,9 +303,11 @@ def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> Mat
     if result.columns:
         labels = [f"{c.benchmark} {c.bucket}" for c in result.columns]
         links = [[cell[1] for cell in row["cells"]] for row in rows]
-        figure = version_matrix_heatmap(
-            result.grid(), rows=list(result.versions), columns=labels, links=links
-        ).to_json()
+        figure = figure_json(
+            version_matrix_heatmap(
+                result.grid(), rows=list(result.versions), columns=labels, links=links
+            )
+        )
     return MatrixView(result, component, figure, rows)
 
 

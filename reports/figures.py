@@ -1,13 +1,64 @@
-"""Plotly figures (pure: DataFrames in, figures out). Pages embed ``figure.to_json()``."""
+"""Plotly figures (pure: DataFrames in, figures out).
+
+Reports and exports take ``go.Figure`` objects (kaleido draws them to PNG/SVG). The figures
+of busy pages (series history, version matrix, an alert's curves) are built as the plain
+dicts plotly.js reads and encoded by ``figure_json``: validating graph objects, deep-copying
+them and expanding their template cost several times more than the data.
+"""
 
 from __future__ import annotations
 
+import datetime
+import functools
+import json
 import math
+from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.utils import PlotlyJSONEncoder
 
 from perfhub.units import human_bytes
+
+Spec = dict[str, Any]  # a figure as plain dicts: {"data": [...], "layout": {...}}
+
+
+def figure_json(figure: Spec) -> str:
+    """A plain-dict figure as the JSON ``Figure.to_json()`` writes: plotly's encoder (ISO
+    dates, NaN as null, ``<``, ``>`` and ``/`` escaped), with the layout's template (plotly's
+    default when none is named) expanded as a graph object would, since plotly.js knows no
+    template names and its colours come from the template."""
+    layout = figure.get("layout") or {}
+    template = layout.get("template", pio.templates.default)
+    if isinstance(template, str):
+        figure = {**figure, "layout": {**layout, "template": _template(template)}}
+    elif template is not None and not isinstance(template, dict):
+        figure = {**figure, "layout": {**layout, "template": template.to_plotly_json()}}
+    text = json.dumps(figure, cls=_FigureEncoder, separators=(",", ":"))
+    for char, escaped in _JSON_ESCAPES:
+        text = text.replace(char, escaped)
+    return text
+
+
+@functools.cache
+def _template(name: str) -> Spec:
+    # Read-only from here on: only ever encoded, never changed.
+    return pio.templates[name].to_plotly_json()
+
+
+_JSON_ESCAPES = (("<", "\\u003c"), (">", "\\u003e"), ("/", "\\u002f"))  # as plotly's
+
+
+class _FigureEncoder(PlotlyJSONEncoder):
+    """plotly's encoder, asked about dates first: a series chart holds thousands of them,
+    and plotly tries five other encodings (plotly objects, sage, numpy ...) before dates."""
+
+    def default(self, obj: Any) -> Any:
+        if isinstance(obj, datetime.date) and obj is not pd.NaT:
+            return obj.isoformat()
+        return super().default(obj)
+
 
 _SERIES = (
     # column, legend name, dash, axis
@@ -111,73 +162,83 @@ def comparison_curves(
     regressed: list[list[int]] | None = None,
     improved: list[list[int]] | None = None,
 ) -> go.Figure:
+    """``comparison_curves_spec`` as a graph object, for reports and image exports."""
+    return go.Figure(
+        comparison_curves_spec(means, title=title, regressed=regressed, improved=improved)
+    )
+
+
+def comparison_curves_spec(
+    means: pd.DataFrame,
+    *,
+    title: str = "",
+    regressed: list[list[int]] | None = None,
+    improved: list[list[int]] | None = None,
+) -> Spec:
     """Overlaid curves of several sides against message size (log2 axis, human sizes).
 
     ``means``: side, size_bytes, runs and the metric columns (busbw_gbps, algbw_gbps,
     time_us), one row per side and size. Buttons switch between busbw, algbw and time; busbw
     is shown first. ``regressed``/``improved``: [[low_bytes, high_bytes], ...] size spans
-    shaded red/green behind the curves.
+    shaded red/green behind the curves. Plain dicts (``figure_json``): the alert pages draw
+    it on every request.
     """
-    fig = go.Figure()
+    traces: list[Spec] = []
     sides = list(dict.fromkeys(means["side"])) if "side" in means else []
     metrics = [m for m in _METRIC_AXES if m[0] in means and means[m[0]].notna().any()]
     for index, (column, label, _, _) in enumerate(metrics):
         for side in sides:
             rows = means[means["side"] == side].sort_values("size_bytes")
-            runs = rows["runs"] if "runs" in rows else pd.Series(1, index=rows.index)
-            fig.add_trace(
-                go.Scatter(
-                    x=rows["size_bytes"],
-                    y=rows[column],
-                    name=side,
-                    legendgroup=side,
-                    mode="lines+markers",
-                    visible=index == 0,
-                    customdata=list(
-                        zip([human_bytes(s) for s in rows["size_bytes"]], runs, strict=True)
-                    ),
-                    hovertemplate="%{customdata[0]}: %{y:.2f} (mean of %{customdata[1]} run(s))"
-                    + f"<extra>{side} · {label}</extra>",
-                )
-            )
-    for spans, fill in ((regressed or [], _REGRESSED_FILL), (improved or [], _IMPROVED_FILL)):
-        for low, high in spans:
-            # half a log2 step either side, so a single size shows as a band, not a line
-            fig.add_vrect(
-                x0=low / 2**0.5, x1=high * 2**0.5, fillcolor=fill, line_width=0, layer="below"
-            )
-    per_metric = len(sides)
+            sizes = rows["size_bytes"].tolist()
+            runs = rows["runs"].tolist() if "runs" in rows else [1] * len(sizes)
+            traces.append(
+                {"type": "scatter", "x": sizes, "y": rows[column].tolist(), "name": side,
+                 "legendgroup": side, "mode": "lines+markers", "visible": index == 0,
+                 "customdata": [[human_bytes(s), n] for s, n in zip(sizes, runs, strict=True)],
+                 "hovertemplate": "%{customdata[0]}: %{y:.2f} (mean of %{customdata[1]} "
+                 f"run(s))<extra>{side} · {label}</extra>"}
+            )  # fmt: skip
+    shapes = [
+        # half a log2 step either side, so a single size shows as a band, not a line
+        {"type": "rect", "xref": "x", "x0": low / 2**0.5, "x1": high * 2**0.5,
+         "yref": "y domain", "y0": 0, "y1": 1, "fillcolor": fill, "line": {"width": 0},
+         "layer": "below"}
+        for spans, fill in ((regressed or [], _REGRESSED_FILL), (improved or [], _IMPROVED_FILL))
+        for low, high in spans
+    ]  # fmt: skip
+    per_metric = max(len(sides), 1)
     buttons = [
         {
             "label": label,
             "method": "update",
             "args": [
-                {"visible": [i // max(per_metric, 1) == index for i in range(len(fig.data))]},
+                {"visible": [i // per_metric == index for i in range(len(traces))]},
                 {"yaxis.title.text": axis_title, "yaxis.type": axis_type},
             ],
         }
         for index, (_, label, axis_title, axis_type) in enumerate(metrics)
     ]
-    fig.update_layout(
-        title=title or None,
-        margin={"l": 60, "r": 20, "t": 50 if title else 30, "b": 60},
-        legend={"orientation": "h", "y": -0.25},
-        hovermode="x unified",
-        template="plotly_white",
-        height=420,
-        updatemenus=[
+    sizes = means.get("size_bytes", pd.Series(dtype=float))
+    layout: Spec = {
+        "margin": {"l": 60, "r": 20, "t": 50 if title else 30, "b": 60},
+        "legend": {"orientation": "h", "y": -0.25},
+        "hovermode": "x unified",
+        "template": "plotly_white",
+        "height": 420,
+        "xaxis": {"type": "log", "title": {"text": "message size"}, **_log2_ticks(sizes)},
+    }
+    if title:
+        layout["title"] = {"text": title}
+    if shapes:
+        layout["shapes"] = shapes
+    if len(buttons) > 1:
+        layout["updatemenus"] = [
             {"type": "buttons", "direction": "right", "x": 1, "xanchor": "right", "y": 1.12,
              "buttons": buttons, "showactive": True}
-        ] if len(buttons) > 1 else [],
-    )  # fmt: skip
-    fig.update_xaxes(
-        type="log",
-        title="message size",
-        **_log2_ticks(means.get("size_bytes", pd.Series(dtype=float))),
-    )
+        ]  # fmt: skip
     if metrics:
-        fig.update_yaxes(title=metrics[0][2], rangemode="tozero")
-    return fig
+        layout["yaxis"] = {"title": {"text": metrics[0][2]}, "rangemode": "tozero"}
+    return {"data": traces, "layout": layout}
 
 
 def delta_band(deltas: pd.DataFrame, *, title: str = "") -> go.Figure:
@@ -271,15 +332,16 @@ def series_history(
     stack_changes: pd.DataFrame | None = None,
     ticks: list[tuple[float, str]] | None = None,
     title: str = "",
-) -> go.Figure:
-    """A series' values in order, one colour per software stack.
+) -> Spec:
+    """A series' values in order, one colour per software stack (plain dicts).
 
     ``points``: x (a time, or a position when ordered by version), value, stack (label),
     run_id. ``band``: (low, high, label) of the baseline, shaded across the chart.
     ``alerts``: x, value, kind (regression/improvement/variance), text - drawn as markers.
     ``stack_changes``: x, label - a dotted vertical line where the stack changed.
     ``ticks``: [(x, label)] for a version-ordered axis.
-    The figure is assembled as plain dicts in one go: a series has thousands of points, and
+    The figure is assembled as plain dicts in one go (``figure_json`` encodes it): a series
+    has thousands of points, and graph objects validate every one of them, and
     add_vline/add_annotation per stack change cost more than the data.
     """
     traces: list[dict[str, object]] = []
@@ -347,11 +409,7 @@ def series_history(
         "xaxis": {**_WHITE_AXIS, **xaxis},
         "yaxis": {**_WHITE_AXIS, "title": {"text": unit}},
     }
-    # The dicts above are plotly's own schema; skipping plotly's per-property validation
-    # (what plotly express does too) makes a 5,000-point chart several times cheaper.
-    return go.Figure(
-        data=traces, layout={k: v for k, v in layout.items() if v is not None}, _validate=False
-    )
+    return {"data": traces, "layout": {k: v for k, v in layout.items() if v is not None}}
 
 
 def version_matrix_heatmap(
@@ -362,10 +420,10 @@ def version_matrix_heatmap(
     links: list[list[str]] | None = None,
     limit_pct: float = 10.0,
     title: str = "",
-) -> go.Figure:
+) -> Spec:
     """Versions (rows) x benchmark and size bucket (columns), Δ% coloured red (slower) to
     green (faster), capped at ±``limit_pct``. ``links``: a URL per cell, in customdata, for
-    a click handler to open the comparison. Built from plain dicts, like series_history."""
+    a click handler to open the comparison. Plain dicts, like series_history."""
     text = [["" if v is None else f"{round(v, 1) + 0.0:+.1f}%" for v in row] for row in grid]
     heatmap = {
         "type": "heatmap", "z": grid, "x": columns, "y": rows, "text": text,
@@ -383,7 +441,7 @@ def version_matrix_heatmap(
     }
     if title:
         layout["title"] = {"text": title}
-    return go.Figure(data=[heatmap], layout=layout, _validate=False)
+    return {"data": [heatmap], "layout": layout}
 
 
 # --- PyTorch Profiler traces: breakdowns, per-rank bars, step times, kernel deltas ---------
