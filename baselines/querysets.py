@@ -208,9 +208,11 @@ def baselines_filtered(params: Params) -> QuerySet[Baseline]:
 
 
 def alerts_filtered(params: Params) -> QuerySet[Alert]:
-    qs = Alert.objects.select_related(
-        "series__profile", "summary", "run", "stack_before", "stack_after", "assignee"
-    ).order_by("-measured_at", "-id")
+    # What the alert table and the API show: the run and the stacks appear as ids only, and
+    # joining them made every row also carry the run's JSON columns.
+    qs = Alert.objects.select_related("series__profile", "summary", "assignee").order_by(
+        "-measured_at", "-id"
+    )
     status = params.get("status")
     if status == "open":
         qs = qs.filter(status__in=Alert.OPEN_STATUSES)

@@ -506,15 +506,16 @@ def summary_detail(request: HttpRequest, pk: int) -> HttpResponse:
         )  # fmt: skip
     before, after = summary.stack_before, summary.stack_after
     changes = before.diff(after) if before and after and before.pk != after.pk else []
+    rows = list(alerts)  # the table, and the charts' choice of the worst alert
     return render(
         request,
         "baselines/summary_detail.html",
         {
             "summary": summary,
-            "alerts": alerts,
+            "alerts": rows,
             "changes": changes,
             "form": SummaryStatusForm(),
-            **summary_charts(summary),
+            **summary_charts(summary, rows),
         },
     )
 
