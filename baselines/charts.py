@@ -232,32 +232,34 @@ def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> Mat
     pinned baselines' levels."""
     if component not in VERSION_FIELDS:
         component = "nccl"
-    series = {
-        s.pk: s
-        for s in Series.objects.filter(profile=profile, metric="busbw").only(
-            "pk", "collective", "nranks", "size_bytes"
-        )
+    # Tuples, not model instances: a profile has hundreds of series and thousands of
+    # per-stack rows, and building a model per row cost more than the query.
+    series: dict[int, tuple[str, int, int]] = {
+        pk: (collective, nranks, size)
+        for pk, collective, nranks, size in Series.objects.filter(
+            profile=profile, metric="busbw"
+        ).values_list("pk", "collective", "nranks", "size_bytes")
     }
-    grouped = [
-        {"series_id": r.series_id, "stack_id": r.stack_id, "total": r.mean * r.points,
-         "runs": r.points}
-        for r in SeriesStackStats.objects.filter(series_id__in=list(series))
-    ]  # fmt: skip
-    stacks = {
-        s.pk: s for s in SoftwareStack.objects.filter(pk__in={r["stack_id"] for r in grouped})
+    grouped = list(
+        SeriesStackStats.objects.filter(series_id__in=list(series)).values_list(
+            "series_id", "stack_id", "mean", "points"
+        )
+    )
+    versions = {
+        pk: (version, key)
+        for pk, version, key in SoftwareStack.objects.filter(
+            pk__in={row[1] for row in grouped}
+        ).values_list("pk", component, f"{component}_key")
     }
     # Several stacks can share a version of this component: pool their points.
     pooled: dict[tuple[str, str, str, int, int], list[float]] = {}
-    for row in grouped:
-        stack, one = stacks[row["stack_id"]], series[row["series_id"]]
-        version = getattr(stack, component)
+    for series_id, stack_id, mean, runs in grouped:
+        version, version_key = versions[stack_id]
         if not version:
             continue
-        key = (version, getattr(stack, f"{component}_key"), one.collective, one.nranks,
-               one.size_bytes)  # fmt: skip
-        total = pooled.setdefault(key, [0.0, 0])
-        total[0] += row["total"]
-        total[1] += row["runs"]
+        total = pooled.setdefault((version, version_key, *series[series_id]), [0.0, 0])
+        total[0] += mean * runs
+        total[1] += runs
     points = [
         {"version": k[0], "version_key": k[1], "collective": k[2], "nranks": k[3],
          "size_bytes": k[4], "mean": t / n, "runs": n}
@@ -277,27 +279,27 @@ def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> Mat
             .order_by()
         )
         for r in means:
-            one = series[r["series_id"]]
+            collective, nranks, size = series[r["series_id"]]
             if (
-                newest.get((one.collective, one.nranks))
-                and r["baseline"] == newest[(one.collective, one.nranks)].pk
+                newest.get((collective, nranks))
+                and r["baseline"] == newest[(collective, nranks)].pk
             ):
                 base_rows.append(
-                    {"collective": one.collective, "nranks": one.nranks,
-                     "size_bytes": one.size_bytes, "mean": r["mean"]}
+                    {"collective": collective, "nranks": nranks, "size_bytes": size,
+                     "mean": r["mean"]}
                 )  # fmt: skip
     result = matrix_math.version_matrix(points, base_rows, names)
+    urls = _CompareUrls(profile, component, result.columns)
     rows = []
     for version in result.versions:
         cells = []
-        for index, column in enumerate(result.columns):
+        for index in range(len(result.columns)):
             cell = result.cell(version, index)
             if cell is None:
                 cells.append((None, "", "", ""))
                 continue
-            url = _compare_url(profile, component, version, column)
             text = "ref" if cell.is_reference else pct(cell.delta_pct)
-            cells.append((cell, url, delta_style(cell.delta_pct), text))
+            cells.append((cell, urls.url(version, index), delta_style(cell.delta_pct), text))
         rows.append({"version": version, "cells": cells})
     figure = None
     if result.columns:
@@ -311,21 +313,34 @@ def version_matrix_for(profile: HardwareProfile, component: str = "nccl") -> Mat
     return MatrixView(result, component, figure, rows)
 
 
-def _compare_url(
-    profile: HardwareProfile, component: str, version: str, column: matrix_math.Column
-) -> str:
-    query = urlencode(
-        {
-            "profile": profile.slug,
-            "component": component,
-            "version": version,
-            "collective": column.collective,
-            "nranks": column.nranks,
-            "low": column.low_bytes,
-            "high": min(column.high_bytes, 2**53),
-        }
-    )
-    return f"{_compare_path()}?{query}"
+class _CompareUrls:
+    """The comparison link of each matrix cell. The query string is encoded in parts (the
+    profile's, each version's, each column's) and joined per cell: one ``urlencode`` of
+    seven parameters per cell was a tenth of the page."""
+
+    def __init__(
+        self, profile: HardwareProfile, component: str, columns: tuple[matrix_math.Column, ...]
+    ) -> None:
+        self.head = f"{_compare_path()}?" + urlencode(
+            {"profile": profile.slug, "component": component}
+        )
+        self.columns = [
+            urlencode(
+                {
+                    "collective": c.collective,
+                    "nranks": c.nranks,
+                    "low": c.low_bytes,
+                    "high": min(c.high_bytes, 2**53),
+                }
+            )
+            for c in columns
+        ]
+        self.versions: dict[str, str] = {}
+
+    def url(self, version: str, index: int) -> str:
+        if version not in self.versions:
+            self.versions[version] = urlencode({"version": version})
+        return f"{self.head}&{self.versions[version]}&{self.columns[index]}"
 
 
 @functools.cache

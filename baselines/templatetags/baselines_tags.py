@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from collections.abc import Iterable
 from typing import Any
 
@@ -81,6 +82,25 @@ def figure_script(figure_json: str, element_id: str) -> SafeString:
     return format_html(
         '<script id="{}" type="application/json">{}</script>', element_id, mark_safe(text)
     )
+
+
+@register.filter
+def matrix_cells(cells: Iterable[tuple[Any, str, str, str]]) -> SafeString:
+    """A version matrix row's ``<td>`` cells from its (cell, url, style, text) tuples, in one
+    piece: the matrix has hundreds of cells, and the template's loop spent a tenth of a
+    millisecond on each (unpacking, five lookups, escaping, number formatting).
+    ``html.escape`` is what Django's ``escape`` calls, without its lazy-string wrapper."""
+    out = []
+    for cell, url, style, text in cells:
+        if cell is None:
+            out.append('<td class="muted num">·</td>')
+            continue
+        out.append(
+            f'<td class="num" style="{html.escape(style)}" title="{cell.sizes} size(s), up to '
+            f'{cell.runs} run(s)"><a href="{html.escape(url)}" style="color: inherit">'
+            f"{html.escape(text)}</a></td>"
+        )
+    return mark_safe("".join(out))
 
 
 @register.filter

@@ -208,6 +208,40 @@ def test_version_matrix_colours_the_regressed_bucket_and_links_to_the_comparison
     assert len(big) == 1 and float(big[0]["delta_pct"]) < -6
 
 
+def test_version_matrix_figure_is_embedded_once_with_the_cells_links(editor_client, h200):
+    page = editor_client.get("/baselines/matrix/", {"profile": h200.slug}).content.decode()
+    start = '<script id="matrix-figure" type="application/json">'
+    figure = json.loads(page.split(start)[1].split("</script>")[0])  # an object, not a string
+    (heatmap,) = figure["data"]
+    table = page.split('id="version-matrix"')[1].split("</table>")[0]
+    rows = table.split("<tbody>")[1].split("</tr>")[:-1]
+    assert heatmap["y"] == [row.split("<th>")[1].split("</th>")[0] for row in rows]
+    for row, links, deltas in zip(rows, heatmap["customdata"], heatmap["z"], strict=True):
+        cells = row.split("</th>")[1].split("</td>")[:-1]
+        assert len(cells) == len(links) == len(deltas) == len(heatmap["x"])
+        for cell, link, delta in zip(cells, links, deltas, strict=True):
+            if delta is None:
+                assert link == "" and "·" in cell
+            else:
+                assert f'href="{link.replace("&", "&amp;")}"' in cell
+    (big,) = [
+        i
+        for i, label in enumerate(heatmap["x"])
+        if label.startswith("all_reduce") and label.endswith("≥ 256 MiB")
+    ]
+    assert heatmap["z"][heatmap["y"].index("2.23.4")][big] < -6
+
+
+def test_figure_script_keeps_the_script_element_closed():
+    from baselines.templatetags.baselines_tags import figure_script
+
+    text = json.dumps({"layout": {"title": {"text": "</script><b>a & b</b>"}}})
+    html = str(figure_script(text, "f"))
+    assert html.count("</script>") == 1 and html.endswith("</script>")
+    inner = html.split('type="application/json">')[1].removesuffix("</script>")
+    assert json.loads(inner) == json.loads(text)
+
+
 def test_version_compare_page_for_the_regressed_cell(editor_client, h200):
     page = editor_client.get(
         "/baselines/matrix/compare/",
