@@ -33,7 +33,7 @@ from baselines.models import (
 from baselines.querysets import series_alerts, series_points
 from reports.figures import (
     Spec,
-    delta_band,
+    delta_band_spec,
     figure_json,
     series_history,
     version_matrix_heatmap,
@@ -210,9 +210,11 @@ def comparison_figure(result_json: dict[str, Any], *, label: str = "this run") -
         return None
     frame = pd.DataFrame(sizes)
     frame["candidate"] = label
-    return delta_band(
-        frame[["candidate", "size_bytes", "delta_pct", "low_pct", "high_pct", "change"]]
-    ).to_json()
+    return figure_json(
+        delta_band_spec(
+            frame[["candidate", "size_bytes", "delta_pct", "low_pct", "high_pct", "change"]]
+        )
+    )
 
 
 # ---------------------------------------------------------------------------- version matrix

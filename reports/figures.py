@@ -79,57 +79,76 @@ def _layout(
     legend_y: float | None = None,
     **extra: object,
 ) -> None:
-    """The house frame: white template, room at the top only for a title, and (with
-    ``legend_y``) a horizontal legend under the plot."""
-    layout: dict[str, object] = {
-        "title": title or None,
-        "margin": {"l": left, "r": 20, "t": 40 if title else 10, "b": bottom},
-        "template": "plotly_white",
-        "height": height,
-    }
-    if legend_y is not None:
-        layout["legend"] = {"orientation": "h", "y": legend_y}
-    fig.update_layout(**layout, **extra)
+    """``_frame`` applied to a graph object, with any other layout properties."""
+    fig.update_layout(
+        **_frame(title, height=height, left=left, bottom=bottom, legend_y=legend_y), **extra
+    )
 
 
 def bandwidth_curve(
     rows: pd.DataFrame, *, title: str = "", peak_gbps: float | None = None, peak_label: str = ""
 ) -> go.Figure:
+    """``bandwidth_curve_spec`` as a graph object, for reports, embeds and image exports."""
+    return go.Figure(
+        bandwidth_curve_spec(rows, title=title, peak_gbps=peak_gbps, peak_label=peak_label)
+    )
+
+
+def bandwidth_curve_spec(
+    rows: pd.DataFrame, *, title: str = "", peak_gbps: float | None = None, peak_label: str = ""
+) -> Spec:
     """busbw and algbw against message size, on a log2 size axis labelled in KiB/MiB/GiB.
 
     ``rows`` has a ``size_bytes`` column and any of the ``oop_*``/``ip_*`` bandwidth columns;
     series that are entirely empty (e.g. no in-place results) are left out. ``peak_gbps``
     draws the hardware's busbw ceiling (baselines.limits) as a dashed reference line.
+    Plain dicts (``figure_json``): every run page draws it.
     """
-    fig = go.Figure()
     sizes = rows["size_bytes"] if "size_bytes" in rows else pd.Series(dtype=float)
-    labels = [human_bytes(s) for s in sizes]
-    for column, name, dash, axis in _SERIES:
-        if column not in rows or rows[column].isna().all():
-            continue
-        fig.add_trace(
-            go.Scatter(
-                x=sizes,
-                y=rows[column],
-                name=name,
-                mode="lines+markers",
-                line={"dash": dash},
-                yaxis=axis,
-                customdata=labels,
-                hovertemplate="%{customdata}: %{y:.2f} GB/s<extra>" + name + "</extra>",
-            )
-        )
+    x = sizes.tolist()
+    labels = [human_bytes(s) for s in x]
+    traces = [
+        {"type": "scatter", "x": x, "y": rows[column].tolist(), "name": name,
+         "mode": "lines+markers", "line": {"dash": dash}, "yaxis": axis, "customdata": labels,
+         "hovertemplate": "%{customdata}: %{y:.2f} GB/s<extra>" + name + "</extra>"}
+        for column, name, dash, axis in _SERIES
+        if column in rows and not rows[column].isna().all()
+    ]  # fmt: skip
+    layout = _frame(title, height=420, legend_y=-0.25)
+    layout.update(
+        hovermode="x unified",
+        xaxis={"type": "log", "title": {"text": "message size"}, **_log2_ticks(sizes)},
+        yaxis={"title": {"text": "GB/s"}, "rangemode": "tozero"},
+    )
     if peak_gbps:
-        fig.add_hline(
-            y=peak_gbps,
-            line={"dash": "dash", "color": "#d62728", "width": 1},
-            annotation_text=peak_label or f"peak {peak_gbps:g} GB/s",
-            annotation_position="top left",
-        )
-    _layout(fig, title, height=420, legend_y=-0.25, hovermode="x unified")
-    fig.update_xaxes(type="log", title="message size", **_log2_ticks(sizes))
-    fig.update_yaxes(title="GB/s", rangemode="tozero")
-    return fig
+        layout["shapes"] = [
+            {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y",
+             "y0": peak_gbps, "y1": peak_gbps,
+             "line": {"dash": "dash", "color": "#d62728", "width": 1}}
+        ]  # fmt: skip
+        layout["annotations"] = [
+            {"text": peak_label or f"peak {peak_gbps:g} GB/s", "showarrow": False,
+             "xref": "x domain", "x": 0, "xanchor": "left", "yref": "y", "y": peak_gbps,
+             "yanchor": "bottom"}
+        ]  # fmt: skip
+    return {"data": traces, "layout": layout}
+
+
+def _frame(
+    title: str, *, height: int, left: int = 60, bottom: int = 60, legend_y: float | None = None
+) -> Spec:
+    """The house frame: white template, room at the top only for a title, and (with
+    ``legend_y``) a horizontal legend under the plot."""
+    layout: Spec = {
+        "margin": {"l": left, "r": 20, "t": 40 if title else 10, "b": bottom},
+        "template": "plotly_white",
+        "height": height,
+    }
+    if title:
+        layout["title"] = {"text": title}
+    if legend_y is not None:
+        layout["legend"] = {"orientation": "h", "y": legend_y}
+    return layout
 
 
 def _log2_ticks(sizes: pd.Series) -> dict[str, object]:
@@ -242,50 +261,51 @@ def comparison_curves_spec(
 
 
 def delta_band(deltas: pd.DataFrame, *, title: str = "") -> go.Figure:
+    """``delta_band_spec`` as a graph object, for reports and image exports."""
+    return go.Figure(delta_band_spec(deltas, title=title))
+
+
+def delta_band_spec(deltas: pd.DataFrame, *, title: str = "") -> Spec:
     """Δ% of each candidate against its reference per message size, with the uncertainty band.
 
     ``deltas``: candidate, size_bytes, delta_pct, low_pct, high_pct, change. Sizes whose change
-    is "regressed" / "improved" get red / green markers.
+    is "regressed" / "improved" get red / green markers. Plain dicts (``figure_json``): every
+    run page and comparison draws it.
     """
-    fig = go.Figure()
     colours = {"regressed": "#d62728", "improved": "#2ca02c"}
+    traces: list[Spec] = []
     for candidate in dict.fromkeys(deltas.get("candidate", [])):
         rows = deltas[deltas["candidate"] == candidate].sort_values("size_bytes")
-        labels = [human_bytes(s) for s in rows["size_bytes"]]
+        sizes = rows["size_bytes"].tolist()
         if rows["low_pct"].notna().any():
-            fig.add_trace(
-                go.Scatter(
-                    x=list(rows["size_bytes"]) + list(rows["size_bytes"])[::-1],
-                    y=list(rows["high_pct"]) + list(rows["low_pct"])[::-1],
-                    fill="toself",
-                    fillcolor="rgba(31, 119, 180, 0.15)",
-                    line={"width": 0},
-                    hoverinfo="skip",
-                    name=f"{candidate} uncertainty",
-                    legendgroup=candidate,
-                )
-            )
-        fig.add_trace(
-            go.Scatter(
-                x=rows["size_bytes"],
-                y=rows["delta_pct"],
-                name=f"{candidate} Δ%",
-                legendgroup=candidate,
-                mode="lines+markers",
-                marker={"color": [colours.get(c, "#1f77b4") for c in rows["change"]], "size": 8},
-                customdata=labels,
-                hovertemplate="%{customdata}: %{y:+.2f} %<extra>" + str(candidate) + "</extra>",
-            )
-        )
-    fig.add_hline(y=0, line={"color": "#888", "width": 1})
-    _layout(fig, title, height=320, legend_y=-0.25)
-    fig.update_xaxes(
-        type="log",
-        title="message size",
-        **_log2_ticks(deltas.get("size_bytes", pd.Series(dtype=float))),
-    )
-    fig.update_yaxes(title="Δ busbw % vs reference", zeroline=False)
-    return fig
+            traces.append(
+                {"type": "scatter", "x": sizes + sizes[::-1],
+                 "y": rows["high_pct"].tolist() + rows["low_pct"].tolist()[::-1],
+                 "fill": "toself", "fillcolor": "rgba(31, 119, 180, 0.15)",
+                 "line": {"width": 0}, "hoverinfo": "skip", "name": f"{candidate} uncertainty",
+                 "legendgroup": candidate}
+            )  # fmt: skip
+        traces.append(
+            {"type": "scatter", "x": sizes, "y": rows["delta_pct"].tolist(),
+             "name": f"{candidate} Δ%", "legendgroup": candidate, "mode": "lines+markers",
+             "marker": {"color": [colours.get(c, "#1f77b4") for c in rows["change"]], "size": 8},
+             "customdata": [human_bytes(s) for s in sizes],
+             "hovertemplate": "%{customdata}: %{y:+.2f} %<extra>" + str(candidate) + "</extra>"}
+        )  # fmt: skip
+    layout = _frame(title, height=320, legend_y=-0.25)
+    layout.update(
+        shapes=[
+            {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": 0, "y1": 0,
+             "line": {"color": "#888", "width": 1}}
+        ],
+        xaxis={
+            "type": "log",
+            "title": {"text": "message size"},
+            **_log2_ticks(deltas.get("size_bytes", pd.Series(dtype=float))),
+        },
+        yaxis={"title": {"text": "Δ busbw % vs reference"}, "zeroline": False},
+    )  # fmt: skip
+    return {"data": traces, "layout": layout}
 
 
 def ratio_bars(summary: pd.DataFrame, *, title: str = "") -> go.Figure:

@@ -13,7 +13,7 @@ from artifacts.runs.models import BenchmarkRun
 from artifacts.runs.querysets import run_filter_options, runs_filtered
 from baselines.limits.reads import RunEfficiency, run_efficiency
 from perfhub.paging import page_of
-from reports.figures import bandwidth_curve
+from reports.figures import bandwidth_curve_spec, figure_json
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -58,7 +58,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rows": [(m, pct.get(m.size_bytes)) for m in measurements],
             "efficiency": known,
             "efficiency_reason": None if known else getattr(efficiency, "reason", ""),
-            "chart": bandwidth_curve(rows, peak_gbps=peak, peak_label=label).to_json()
+            "chart": figure_json(bandwidth_curve_spec(rows, peak_gbps=peak, peak_label=label))
             if len(rows)
             else None,
             "title": title,

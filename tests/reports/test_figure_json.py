@@ -10,7 +10,15 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from reports.figures import comparison_curves, comparison_curves_spec, figure_json
+from reports.figures import (
+    bandwidth_curve,
+    bandwidth_curve_spec,
+    comparison_curves,
+    comparison_curves_spec,
+    delta_band,
+    delta_band_spec,
+    figure_json,
+)
 
 
 def means() -> pd.DataFrame:
@@ -67,3 +75,47 @@ def test_comparison_curves_for_reports_hold_the_plain_figure():
     red, green = plain["layout"]["shapes"]
     assert red["x0"] < 1024 < red["x1"] and green["x0"] < 2048 < green["x1"]
     assert red["yref"] == "y domain" and red["layer"] == "below"
+
+
+def test_bandwidth_curve_keeps_present_series_and_draws_the_peak_as_a_labelled_line():
+    rows = pd.DataFrame(
+        {
+            "size_bytes": [1024, 1 << 20, 1 << 30],
+            "oop_busbw_gbps": [0.1, 20.0, 361.9],
+            "ip_busbw_gbps": [math.nan] * 3,  # no in-place results: left out
+            "oop_algbw_gbps": [0.1, 11.0, 190.0],
+        }
+    )
+    spec = bandwidth_curve_spec(rows, peak_gbps=450.0, peak_label="peak 450 GB/s (NVLink)")
+    assert [t["name"] for t in spec["data"]] == ["busbw out-of-place", "algbw out-of-place"]
+    assert spec["data"][0]["y"] == [0.1, 20.0, 361.9]
+    assert spec["data"][0]["customdata"] == ["1 KiB", "1 MiB", "1 GiB"]
+    (line,) = spec["layout"]["shapes"]
+    assert (line["y0"], line["y1"], line["xref"]) == (450.0, 450.0, "x domain")
+    assert spec["layout"]["annotations"][0]["text"] == "peak 450 GB/s (NVLink)"
+    assert spec["layout"]["xaxis"]["type"] == "log"
+    # the graph object for reports and embeds holds the same traces and line
+    figure = json.loads(bandwidth_curve(rows, peak_gbps=450.0).to_json())
+    assert [t["y"] for t in figure["data"]] == [t["y"] for t in spec["data"]]
+    assert figure["layout"]["shapes"][0]["y0"] == 450.0
+    assert "shapes" not in bandwidth_curve_spec(rows)["layout"]  # no peak known: no line
+
+
+def test_delta_band_draws_the_uncertainty_band_and_colours_changed_sizes():
+    deltas = pd.DataFrame(
+        {
+            "candidate": ["run"] * 3,
+            "size_bytes": [4096, 1024, 2048],
+            "delta_pct": [-9.0, 0.5, -1.0],
+            "low_pct": [-10.0, -0.5, -2.0],
+            "high_pct": [-8.0, 1.5, 0.0],
+            "change": ["regressed", "same", "same"],
+        }
+    )
+    band, curve = delta_band_spec(deltas)["data"]
+    assert band["x"] == [1024, 2048, 4096, 4096, 2048, 1024]  # sorted, then back
+    assert band["y"] == [1.5, 0.0, -8.0, -10.0, -2.0, -0.5]
+    assert curve["y"] == [0.5, -1.0, -9.0]
+    assert curve["marker"]["color"] == ["#1f77b4", "#1f77b4", "#d62728"]
+    plain = json.loads(figure_json(delta_band_spec(deltas)))
+    assert plain["data"][1]["y"] == json.loads(delta_band(deltas).to_json())["data"][1]["y"]
