@@ -84,17 +84,6 @@ class SearchSource(Protocol):
         ...
 
 
-def _url_of(source: str, key: str) -> str:
-    """The link of a document indexed without one (``url=""``): its source's ``url(key)``.
-
-    Sources whose documents are written outside the web process (artifacts, by the ingest
-    command and the worker) index no URL: building one loads the whole URL configuration
-    (every view, DRF, pandas: ~1.5 s in a fresh process). The web process answers it instead.
-    """
-    url_for = getattr(SOURCES.get(source), "url", None)
-    return url_for(key) if url_for else ""
-
-
 SOURCES: dict[str, SearchSource] = {}
 
 
@@ -105,6 +94,17 @@ def register_source(source: SearchSource) -> None:
 def source_label(name: str) -> str:
     source = SOURCES.get(name)
     return source.label if source else name
+
+
+def _url_of(source: str, key: str) -> str:
+    """The link of a document indexed without one (``url=""``): its source's ``url(key)``.
+
+    Sources whose documents are written outside the web process (artifacts, by the ingest
+    command and the worker) index no URL: building one loads the whole URL configuration
+    (every view, DRF, pandas: ~1.5 s in a fresh process). The web process answers it instead.
+    """
+    url_for = getattr(SOURCES.get(source), "url", None)
+    return url_for(key) if url_for else ""
 
 
 # --- writing the index -----------------------------------------------------------------------
