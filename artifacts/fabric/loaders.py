@@ -196,6 +196,13 @@ class FactBuffer:
         HostFact.objects.bulk_create(self.rows, batch_size=2000)
 
 
+def cuda_version_text(encoded: int | None) -> str | None:
+    """CUDA's integer version as people write it: 12040 -> "12.4", 13000 -> "13.0"."""
+    if not encoded or encoded < 1000:
+        return None
+    return f"{encoded // 1000}.{encoded % 1000 // 10}"
+
+
 def _port_facts(facts: FactBuffer, ports: Iterable[Any]) -> None:
     for p in ports:
         where = {"host": p.host, "device": p.device, "port": p.port}
@@ -360,6 +367,14 @@ def load_nccl_debug(artifact: Artifact, result: Any) -> None:
     for v in result.versions:
         facts.add("nccl.version", v.version, host=v.host, extra={"build": v.build})
     for h in result.hosts:
+        # cudaDriverVersion is cudaDriverGetVersion(): the CUDA version the driver supports,
+        # the number nvidia-smi prints as "CUDA Version", so it is the same fact
+        facts.add(
+            "gpu.cuda_version",
+            cuda_version_text(h.cuda_driver_version),
+            host=h.host,
+            extra={"source": "NCCL INFO cudaDriverVersion"},
+        )
         facts.add("nccl.transports", list(h.transports), host=h.host)
         facts.add("nccl.plugin", h.plugin, host=h.host)
         facts.add("nccl.ib_device_found", h.ib_device_found, host=h.host)

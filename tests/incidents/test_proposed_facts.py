@@ -31,6 +31,7 @@ def test_the_watchdog_log_proposes_hosts_nics_nccl_cluster_and_job(bare_incident
     assert found["affected_hosts"].source.startswith("hosts with a symptom in ")
     assert found["affected_hosts"].artifact_id == artifact.pk
     assert found["nccl"].value == "2.21.5"
+    assert found["cuda"].value == "12.4"  # NCCL's "cudaDriverVersion 12040" on every rank
     assert found["gpus"].value == ["h100-n001: 4 GPUs", "h100-n002: 4 GPUs"]
     assert "mlx5_0:1/IB" in found["nics"].value
     assert found["cluster"].value == "ib-east" and found["affected_jobs"].value == ["1234"]

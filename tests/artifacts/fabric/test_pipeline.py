@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 
+from artifacts.fabric.loaders import cuda_version_text
 from artifacts.fabric.services import enqueue_findings, fabric_refresh, finding_acknowledge
 from artifacts.models import CounterRate, CounterSample, CounterSnapshot, Finding, HostFact
 from artifacts.parsing import artifact_parse
@@ -90,6 +91,9 @@ def test_ports_down_become_critical_findings_with_their_evidence() -> None:
 def test_nccl_log_facts_events_and_socket_fallback() -> None:
     artifact = evaluated(upload(NCCL_SOCKET))
     assert HostFact.objects.get(artifact=artifact, name="nccl.transports").value == "Socket"
+    # "cudaDriverVersion 12020": the CUDA version the driver supports, as nvidia-smi says it
+    cuda = HostFact.objects.get(artifact=artifact, name="gpu.cuda_version")
+    assert (cuda.host, cuda.value) == ("ljm", "12.2")
     [finding] = Finding.objects.filter(artifact=artifact, rule="nccl_socket_fallback")
     assert finding.host == "ljm" and finding.severity == "info"
 
@@ -198,3 +202,14 @@ def test_a_bare_paste_takes_its_device_from_the_file_name_or_the_metadata() -> N
     plain = upload_text("paste-2.txt", BARE_ETHTOOL.format(n=3))
     device = {a.pk: CounterSnapshot.objects.get(artifact=a).device for a in (named, told, plain)}
     assert device == {named.pk: "ens1f0np0", told.pk: "eth3", plain.pk: ""}
+
+
+@pytest.mark.parametrize(
+    ("encoded", "text"), [(12040, "12.4"), (12020, "12.2"), (13000, "13.0"), (11080, "11.8")]
+)
+def test_cuda_integer_versions_read_as_people_write_them(encoded, text) -> None:
+    assert cuda_version_text(encoded) == text
+
+
+def test_no_or_nonsense_cuda_version_is_no_fact() -> None:
+    assert cuda_version_text(None) is None and cuda_version_text(0) is None
