@@ -233,6 +233,14 @@ def load_ethtool_stats(artifact: Artifact, result: Any) -> None:
         facts.add("nic.driver_version", d.version, device=d.device)
         facts.add("nic.firmware", d.firmware, device=d.device)
         facts.add("nic.bus_info", d.bus_info, device=d.device)
+    for link in result.links:  # `ethtool <dev>`: the negotiated link (baselines.limits)
+        where = {"host": link.host, "device": link.device}
+        facts.add(
+            "ethtool.speed_gbps", link.speed_mbps / 1000 if link.speed_mbps else None, **where
+        )
+        facts.add("ethtool.link_detected", link.link_detected, **where)
+        facts.add("ethtool.duplex", link.duplex, **where)
+        facts.add("ethtool.port", link.port, **where)
     facts.save()
 
 

@@ -2,8 +2,9 @@
 
 The negotiated state of each link, not the datasheet's: ``ibstat``/``ibstatus``/sysfs ports
 (``port.rate_gbps``, ``port.state``), ``mlxlink`` (``link.speed``, ``link.width``,
-``link.state``), NCCL's topology dump (``topo.net.speed_gbps``), ``nvidia-smi`` and bug-report
-``lspci`` PCIe links (``gpu.pcie_*``, ``pcie.link_*``) and ``nvidia-smi nvlink --status``
+``link.state``), ``ethtool <dev>`` (``ethtool.speed_gbps``, ``ethtool.link_detected``),
+NCCL's topology dump (``topo.net.speed_gbps``), ``nvidia-smi`` and bug-report ``lspci``
+PCIe links (``gpu.pcie_*``, ``pcie.link_*``) and ``nvidia-smi nvlink --status``
 (``nvlink.active``). A port that trained to half its rate halves its rail; since NCCL
 stripes channels evenly over the rails, the slowest rail sets the pace of all of them.
 """
@@ -20,6 +21,7 @@ from baselines.limits import datasheet as ds
 LINK_FACTS = (
     "port.rate_gbps", "port.state", "port.link_layer", "hca.type",
     "link.speed", "link.speed_gbps", "link.width", "link.state",
+    "ethtool.speed_gbps", "ethtool.link_detected",
     "topo.net.speed_gbps",
     "gpu.pcie_gen_max", "gpu.pcie_width_current", "gpu.pcie_width_max", "gpu.pcie_gen_current",
     "pcie.link_gen_max", "pcie.link_gen_current", "pcie.link_width_current",
@@ -55,7 +57,7 @@ class Port:
 @dataclass
 class HostLinks:
     host: str
-    # ports per evidence family: "ports" (ibstat/sysfs), "mlxlink", "topology"
+    # ports per evidence family: "ports" (ibstat/sysfs), "mlxlink", "ethtool", "topology"
     families: dict[str, list[Port]] = field(default_factory=dict)
     nvlink_links_min: int | None = None
     nvlink_source: str = ""
@@ -78,8 +80,8 @@ class HostLinks:
 
 
 # Families whose output lists every adapter of the host (a missing port is missing), and
-# mlxlink, run per device (ports not in the file are simply not described).
-_COMPLETE = {"ports": True, "topology": True, "mlxlink": False}
+# mlxlink and ethtool, run per device (ports not in the file are simply not described).
+_COMPLETE = {"ports": True, "topology": True, "mlxlink": False, "ethtool": False}
 
 
 def _family_network(
@@ -178,6 +180,21 @@ def _host(host: str, rows: list[LinkFact]) -> HostLinks:
             families["mlxlink"].setdefault(
                 (device, port),
                 Port(device, port, gbit, _active(named.get("link.state")), source, width),
+            )
+        elif prefix == "ethtool" and (
+            "ethtool.speed_gbps" in named or "ethtool.link_detected" in named
+        ):
+            detected = named.get("ethtool.link_detected")
+            speed = named.get("ethtool.speed_gbps")
+            families["ethtool"].setdefault(
+                (device, port),
+                Port(
+                    device,
+                    port,
+                    speed.number if speed else None,
+                    detected is None or detected.value == "true",
+                    source,
+                ),
             )
         elif prefix == "topo" and "topo.net.speed_gbps" in named:
             families["topology"].setdefault(

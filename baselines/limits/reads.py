@@ -268,7 +268,7 @@ def _line_rate(
     links: dict[str, HostLinks], device: str | None, limits: Limits
 ) -> tuple[float | None, str]:
     for host in links.values():
-        for family in ("ports", "mlxlink", "topology"):
+        for family in ("ports", "mlxlink", "ethtool", "topology"):
             ports = [p for p in host.families.get(family, []) if p.active and p.gbit]
             named = [p for p in ports if device and p.device == device]
             if named:

@@ -5,7 +5,9 @@ snapshots in one file (each ``ethtool -S <dev>`` command, ``NIC statistics:`` he
 counter seen twice starts a new snapshot), ``| grep prio`` excerpts, markdown fences, shell
 prompts (``root@host:~# ethtool -S eth0`` gives host and device), labels such as
 ``Before:``/``After:`` and ``date`` lines (they become the snapshot's label and time), and
-``ethtool -i`` driver/firmware lines when they are pasted alongside.
+``ethtool -i`` driver/firmware lines when they are pasted alongside, and plain ``ethtool
+<dev>`` link settings (``Settings for eth3:`` ... ``Speed: 400000Mb/s`` ... ``Link detected:
+yes``): the speed the port negotiated, which bounds what its rail can carry.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "ethtool_stats"
-VERSION = 1
+VERSION = 2
 
 _COUNTER = re.compile(r"^\s*(?P<name>\[?[\w.\-/#]+\]?(?:: [\w.\-/#]+)?):\s+(?P<value>-?\d+)\s*$")
 _COMMAND = re.compile(r"\bethtool\s+(?:-S|--statistics)\s+(?:--all-groups\s+)?(?P<dev>[^\s|`'\"]+)")
@@ -34,6 +36,12 @@ _DRIVER_INFO = re.compile(
     r"^\s*(?P<key>driver|version|firmware-version|bus-info|expansion-rom-version):\s*(?P<value>.*?)\s*$"
 )
 _INTERFACE = re.compile(r"^[a-z][\w.\-]*\d[\w.\-]*$")  # eth1, enp178s0f0, ib0, mlx5_0, bond0
+_SETTINGS = re.compile(r"^\s*Settings for (?P<dev>[^\s:]+):\s*$")
+_LINK_COMMAND = re.compile(r"\bethtool\s+(?P<dev>[a-z][\w.\-]*)\s*$")  # no option: settings
+_LINK_SETTING = re.compile(
+    r"^\s*(?P<key>Speed|Duplex|Port|Link detected|Auto-negotiation):\s*(?P<value>.*?)\s*$"
+)
+_SPEED = re.compile(r"^(?P<mbps>\d+)\s*Mb/s$")
 _FAILURE = re.compile(r"no stats available|Cannot get stats|Operation not supported", re.IGNORECASE)
 # Text that means the file is another tool's output even if it has "name: 123" lines.
 _QUICK_COUNTER = re.compile(r":\s+-?\d")
@@ -50,15 +58,30 @@ class DriverInfo:
 
 
 @dataclasses.dataclass(frozen=True)
+class LinkSettings:
+    """One ``ethtool <dev>`` block: what the port negotiated."""
+
+    host: str | None
+    device: str
+    speed_mbps: int | None  # None when ethtool says "Unknown!" (link down)
+    duplex: str | None
+    port: str | None  # "Direct Attach Copper", "FIBRE", ...
+    autoneg: str | None
+    link_detected: bool | None
+
+
+@dataclasses.dataclass(frozen=True)
 class EthtoolStatsResult(ParseResult):
     kind: ClassVar[str] = "ethtool_stats"
 
     snapshots: tuple[Snapshot, ...] = ()
     samples: tuple[CounterSample, ...] = ()
     drivers: tuple[DriverInfo, ...] = ()
+    links: tuple[LinkSettings, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         return {
+            "links": len(self.links),
             "snapshots": len(self.snapshots),
             "devices": sorted({s.device for s in self.snapshots if s.device}),
             "samples": len(self.samples),
@@ -73,6 +96,8 @@ def accepts(name: str, head: bytes) -> bool:
         return False
     if "NIC statistics:" in text:
         return True
+    if "Settings for " in text and ("Link detected:" in text or "Speed:" in text):
+        return True  # plain `ethtool <dev>`: link settings
     # Every branch below needs two counter lines, each ending in ":<space>integer": when the
     # head holds fewer than two such places, no line can count (a necessary condition).
     quick = _QUICK_COUNTER.finditer(text)
@@ -105,8 +130,8 @@ def parse(stream: BinaryIO) -> EthtoolStatsResult:
     state = _State()
     for line in reader:
         state.feed(line)
-    if not state.buffer.rows:
-        message = "no ethtool -S counters (name: value lines) found"
+    if not state.buffer.rows and not state.links:
+        message = "no ethtool -S counters (name: value lines) or link settings found"
         if state.failures:
             message += f"; the file says: {state.failures[0]}"
         raise ParseError(message)
@@ -123,8 +148,12 @@ class _State:
         self.drivers: dict[str | None, dict[str, str]] = {}
         self.failures: list[str] = []
         self.info_device: str | None = None  # from "ethtool -i <dev>"
+        self.links: list[dict[str, Any]] = []
+        self.settings: dict[str, Any] | None = None  # the open "Settings for <dev>:" block
 
     def feed(self, line: str) -> None:
+        if self.settings is not None and self._setting(line):
+            return
         counter = _COUNTER.match(line)
         if counter:
             self._counter(counter["name"], int(counter["value"]))
@@ -139,6 +168,15 @@ class _State:
             self.pending["device"] = command["dev"]
             if shell and shell[0]:
                 self.pending["host"] = shell[0]
+            return
+        settings = _SETTINGS.match(stripped)
+        if settings:
+            self._close()
+            self.settings = {"device": settings["dev"], "host": self.pending["host"]}
+            self.links.append(self.settings)
+            return
+        if shell and shell[0] and _LINK_COMMAND.search(line):
+            self.pending["host"] = shell[0]
             return
         info_command = _INFO_COMMAND.search(line)
         if info_command:
@@ -158,6 +196,28 @@ class _State:
             self.failures.append(stripped[:200])
             return
         self._text(stripped)
+
+    def _setting(self, line: str) -> bool:
+        """A line inside a ``Settings for <dev>:`` block: the settings kept, every other
+        line of the block (link modes, ``PHYAD: 0``, message levels) dropped, never read
+        as a counter. ``Link detected`` is the block's last line; a blank line, a command
+        or another block's header also ends it (indentation does not: pastes lose it)."""
+        assert self.settings is not None
+        stripped = line.strip().strip("`").strip()
+        if (
+            not stripped
+            or prompt(line) is not None
+            or _COMMAND.search(line)
+            or stripped.startswith(("NIC statistics", "Settings for "))
+        ):
+            self.settings = None
+            return False
+        found = _LINK_SETTING.match(line)
+        if found:
+            self.settings[found["key"]] = found["value"]
+            if found["key"] == "Link detected":
+                self.settings = None
+        return True
 
     def _text(self, text: str) -> None:
         """A line of prose: a time, an interface name ("eth1:", "=== ib0 ==="), or a label
@@ -248,5 +308,20 @@ class _State:
                 for device, info in self.drivers.items()
                 if "driver" in info or "firmware-version" in info
             ),
+            links=tuple(_link(s) for s in self.links),
             warnings=tuple(warnings),
         )
+
+
+def _link(block: dict[str, Any]) -> LinkSettings:
+    speed = _SPEED.match(block.get("Speed") or "")
+    detected = block.get("Link detected")
+    return LinkSettings(
+        host=block["host"],
+        device=block["device"],
+        speed_mbps=int(speed["mbps"]) if speed else None,
+        duplex=block.get("Duplex"),
+        port=block.get("Port"),
+        autoneg=block.get("Auto-negotiation"),
+        link_detected=None if detected is None else detected.lower() == "yes",
+    )

@@ -213,3 +213,19 @@ def test_cuda_integer_versions_read_as_people_write_them(encoded, text) -> None:
 
 def test_no_or_nonsense_cuda_version_is_no_fact() -> None:
     assert cuda_version_text(None) is None and cuda_version_text(0) is None
+
+
+def test_ethtool_link_settings_become_link_facts_of_the_host() -> None:
+    text = (
+        "root@gpu-node-07:~# ethtool eth3\nSettings for eth3:\n\tSpeed: 200000Mb/s\n"
+        "\tDuplex: Full\n\tPHYAD: 0\n\tLink detected: yes\n"
+    )
+    artifact = upload_text("eth3-settings.txt", text)
+    assert artifact.kind == "ethtool_stats" and artifact.status == "parsed"
+    facts = {
+        f.name: (f.host, f.device, f.value, f.number)
+        for f in HostFact.objects.filter(artifact=artifact, name__startswith="ethtool.")
+    }
+    assert facts["ethtool.speed_gbps"] == ("gpu-node-07", "eth3", "200", 200.0)
+    assert facts["ethtool.link_detected"][2] == "true"
+    assert facts["ethtool.duplex"][2] == "Full"

@@ -151,3 +151,38 @@ def test_fewer_active_nvlinks_lower_the_scale_up_peak():
     peak = peak_for("all_gather", Topology(8, 1, 8, ("h1",)), limits)
     # 12 active links x 25 GB/s = 300 GB/s
     assert not isinstance(peak, Unknown) and peak.peak_busbw_gbps == 300.0
+
+
+def test_ethtool_link_speed_is_a_rail_and_a_slow_one_paces_the_others():
+    # `ethtool ethN` of 8 RoCE rails, one negotiated at 200 Gb/s, plus the 25 Gb/s
+    # management port (not a rail: under half the fastest) and a port without link
+    rows = [("ethtool.speed_gbps", "400", 400.0), ("ethtool.link_detected", "true", None)]
+    facts = [
+        LinkFact("h1", f"eth{i}", None, name, value, number, "ethtool_stats artifact #4")
+        for i in range(8)
+        for name, value, number in rows
+    ]
+    facts = [f for f in facts if not (f.device == "eth5" and f.name == "ethtool.speed_gbps")]
+    source = "ethtool_stats artifact #4"
+    facts.append(LinkFact("h1", "eth5", None, "ethtool.speed_gbps", "200", 200.0, source))
+    facts.append(LinkFact("h1", "eno1", None, "ethtool.speed_gbps", "25", 25.0, source))
+    hosts = host_links(facts)
+    assert {p.device for p in hosts["h1"].families["ethtool"]} >= {"eth0", "eth5", "eno1"}
+    limits = resolve_limits(
+        ProfileSpec(slug="p", gpu_model="H100", nics_per_node=8, nic_speed_gbit=400),
+        gpu_name="H100",
+        hosts=hosts,
+    )
+    # 8 rails x 200 Gb/s / 8 = 200 GB/s; eno1 is not counted
+    assert limits.node_network["h1"].value == 200.0
+
+
+def test_a_port_without_link_in_ethtool_is_not_a_live_rail():
+    facts = [
+        LinkFact("h1", "eth0", None, "ethtool.speed_gbps", "400", 400.0, "ethtool #1"),
+        LinkFact("h1", "eth0", None, "ethtool.link_detected", "true", None, "ethtool #1"),
+        LinkFact("h1", "eth1", None, "ethtool.link_detected", "false", None, "ethtool #1"),
+    ]
+    ports = {p.device: p for p in host_links(facts)["h1"].families["ethtool"]}
+    assert ports["eth0"].active and ports["eth0"].gbit == 400.0
+    assert not ports["eth1"].active and ports["eth1"].gbit is None

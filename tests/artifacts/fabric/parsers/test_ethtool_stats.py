@@ -196,3 +196,73 @@ def test_truncated_and_corrupted_prefixes(cut: int, junk: bytes) -> None:
     for blob in (data[:cut], data[:cut] + junk + data[cut:]):
         with contextlib.suppress(ParseError):
             ethtool_stats.parse(io.BytesIO(blob))
+
+
+# ----------------------------------------------------------------- `ethtool <dev>` settings
+
+SETTINGS = """root@gpu-node-07:~# ethtool eth3
+Settings for eth3:
+\tSupported ports: [ Backplane ]
+\tSupported link modes:   1000baseKX/Full
+\t                        400000baseCR4/Full
+\tSupports auto-negotiation: Yes
+\tAdvertised link modes:  400000baseCR4/Full
+\tSpeed: 200000Mb/s
+\tDuplex: Full
+\tAuto-negotiation: on
+\tPort: Direct Attach Copper
+\tPHYAD: 0
+\tTransceiver: internal
+\tCurrent message level: 0x00000004 (4)
+\t                       link
+\tLink detected: yes
+root@gpu-node-07:~# ethtool eth4
+Settings for eth4:
+\tSpeed: Unknown!
+\tDuplex: Unknown! (255)
+\tPHYAD: 0
+\tLink detected: no
+"""
+
+
+def link_facts(result: ethtool_stats.EthtoolStatsResult) -> list[tuple]:
+    return [
+        (link.host, link.device, link.speed_mbps, link.duplex, link.link_detected)
+        for link in result.links
+    ]
+
+
+EXPECTED_LINKS = [
+    ("gpu-node-07", "eth3", 200000, "Full", True),
+    ("gpu-node-07", "eth4", None, "Unknown! (255)", False),
+]
+
+
+def test_link_settings_give_speed_and_state_and_no_counters() -> None:
+    result = parse_text(SETTINGS)
+    assert link_facts(result) == EXPECTED_LINKS
+    assert result.samples == ()  # PHYAD: 0 is a setting, not a counter
+    assert result.links[0].port == "Direct Attach Copper" and result.links[0].autoneg == "on"
+    assert detect_kind("eth3.txt", SETTINGS.encode()) == "ethtool_stats"
+
+
+@pytest.mark.parametrize(
+    "variant",
+    [
+        SETTINGS.replace("\n", "\r\n"),  # saved on Windows
+        SETTINGS.replace("\t", ""),  # pasted from a web page: indentation lost
+        SETTINGS.replace("\t", "    "),
+        "```\n" + SETTINGS + "```\n",  # a fenced paste
+    ],
+)
+def test_link_settings_survive_how_they_are_pasted(variant: str) -> None:
+    assert link_facts(parse_text(variant)) == EXPECTED_LINKS
+
+
+def test_link_settings_and_counters_in_one_file() -> None:
+    counters = "root@gpu-node-07:~# ethtool -S eth3\nNIC statistics:\n     rx_prio3_pause: 12\n"
+    result = parse_text(SETTINGS + counters)
+    assert link_facts(result) == EXPECTED_LINKS
+    assert [(s.device, s.counter, s.value) for s in result.samples] == [
+        ("eth3", "rx_prio3_pause", 12)
+    ]
