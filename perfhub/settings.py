@@ -8,6 +8,7 @@ PERFHUB_S3_BUCKET (object storage shared by web and workers).
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from pathlib import Path
 from typing import Any
@@ -294,6 +295,14 @@ PERFHUB_BASE_URL = env_url("PERFHUB_BASE_URL", "http://127.0.0.1:8000")
 PERFHUB_POSTMORTEM_REVIEW = env_choice(
     "PERFHUB_POSTMORTEM_REVIEW", ("off", "resolved", "approved"), "resolved"
 )
+# The alerting webhooks' call log: calls older than this many days that changed no incident
+# are dropped as new calls arrive (0 keeps them all); those that did are an incident's
+# provenance and stay. Each client address may call the receivers this often (DRF rate).
+PERFHUB_WEBHOOK_LOG_DAYS = env_int("PERFHUB_WEBHOOK_LOG_DAYS", 30)
+PERFHUB_WEBHOOK_RATE = env_str("PERFHUB_WEBHOOK_RATE", "600/min")
+if not re.fullmatch(r"\d+/(s|sec|second|m|min|minute|h|hour|d|day)", PERFHUB_WEBHOOK_RATE):
+    raise ValueError("PERFHUB_WEBHOOK_RATE must read like 600/min (per s, min, hour or day)")
+REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = {"webhooks": PERFHUB_WEBHOOK_RATE}
 
 # --- Security -------------------------------------------------------------------------------
 _HTTPS = env_bool("PERFHUB_HTTPS", False)

@@ -60,3 +60,22 @@ def test_env_url_refuses_what_is_not_an_absolute_http_url(monkeypatch, raw):
     monkeypatch.setenv("X_URL", raw)
     with pytest.raises(ImproperlyConfigured, match="X_URL"):
         env_url("X_URL", "http://127.0.0.1:8000")
+
+
+@pytest.mark.parametrize(("rate", "ok"), [("600/min", True), ("5/s", True), ("lots", False)])
+def test_the_webhook_rate_is_checked_when_settings_load(rate, ok, tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "PERFHUB_WEBHOOK_RATE": rate, "PERFHUB_VAR_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", "import perfhub.settings as s; print(s.REST_FRAMEWORK)"],
+        cwd=Path(__file__).resolve().parents[1], env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert (done.returncode == 0) is ok, done.stderr[-500:]
+    if ok:
+        assert f"'webhooks': '{rate}'" in done.stdout
+    else:
+        assert "PERFHUB_WEBHOOK_RATE must read like 600/min" in done.stderr

@@ -18,6 +18,7 @@ from rest_framework.decorators import action
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
 from incidents.alerting.services import webhook_receive, webhook_replay
@@ -50,6 +51,10 @@ class _Receiver(APIView):
     # (so refused calls are logged too); no user session, hence no CSRF.
     authentication_classes: list[type] = []
     permission_classes = [AllowAny]
+    # per client address (PERFHUB_WEBHOOK_RATE): a looping alerting tool gets 429s, not a
+    # flood of incident updates; throttled calls are not logged
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "webhooks"
     kind = ""
 
     @extend_schema(

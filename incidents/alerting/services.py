@@ -13,9 +13,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -97,7 +98,18 @@ def webhook_receive(
         outcome=outcome.detail,
     )  # fmt: skip
     call.incidents.set(outcome.incidents)
+    _prune_call_log()
     return outcome, call
+
+
+def _prune_call_log() -> None:
+    """Drop calls older than ``PERFHUB_WEBHOOK_LOG_DAYS`` that changed no incident (refused
+    calls, repeats): a chatty Alertmanager sends the same group every few minutes for as
+    long as it fires. Calls that opened or updated an incident are its provenance and stay."""
+    days = settings.PERFHUB_WEBHOOK_LOG_DAYS
+    if days > 0:
+        old = timezone.now() - timedelta(days=days)
+        WebhookCall.objects.filter(received_at__lt=old, incidents=None).delete()
 
 
 def webhook_replay(*, call: WebhookCall) -> tuple[Outcome, WebhookCall]:

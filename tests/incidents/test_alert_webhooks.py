@@ -275,3 +275,35 @@ def test_firing_again_after_resolved_reopens_the_same_incident(token):
 def test_truncated_alerts_are_said_in_the_outcome(token):
     body = {**FIRING, "truncatedAlerts": 3}
     assert "3 more alert(s) truncated" in post(body, token).json()["detail"]
+
+
+def test_old_calls_that_changed_nothing_are_pruned_and_provenance_stays(token, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.PERFHUB_WEBHOOK_LOG_DAYS = 30
+    opened = post(FIRING, token)  # opens an incident: provenance
+    refused = post("{not json", token)  # changed nothing
+    assert (opened.status_code, refused.status_code) == (200, 400)
+    long_ago = timezone.now() - timedelta(days=31)
+    WebhookCall.objects.update(received_at=long_ago)
+    recent = post(FIRING, token)  # a repeat: changes nothing new, but it is recent
+    kept = set(WebhookCall.objects.values_list("pk", flat=True))
+    assert opened.json()["call"] in kept and recent.json()["call"] in kept
+    assert refused.json()["call"] not in kept
+    settings.PERFHUB_WEBHOOK_LOG_DAYS = 0  # keep everything
+    WebhookCall.objects.update(received_at=long_ago)
+    post("{not json", token)
+    assert WebhookCall.objects.count() == len(kept) + 1
+
+
+def test_a_client_calling_too_often_gets_429(token, monkeypatch):
+    from django.core.cache import cache
+    from rest_framework.throttling import ScopedRateThrottle
+
+    monkeypatch.setattr(ScopedRateThrottle, "THROTTLE_RATES", {"webhooks": "2/min"})
+    cache.clear()
+    answers = [post(FIRING, token).status_code for _ in range(3)]
+    assert answers == [200, 200, 429]
+    cache.clear()
