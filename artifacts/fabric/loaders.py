@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from artifacts.fabric.nccl_gpus import nccl_gpu_facts
+from artifacts.fabric.parsers.nvidia_smi_views import nic_placements
 from artifacts.models import Artifact, CounterSample, CounterSnapshot, HostFact, LogEvent
 from artifacts.times import aware_datetime
 
@@ -358,6 +359,8 @@ def load_nvidia_smi(artifact: Artifact, result: Any) -> None:
             device=table_gpu.bus_id,
             extra=extra,
         )
+    if result.topology is not None:
+        _placement_facts(facts, nic_placements(result.topology))
     for link in result.nvlinks:
         facts.add(
             "nvlink.active",
@@ -367,6 +370,24 @@ def load_nvidia_smi(artifact: Artifact, result: Any) -> None:
             extra={"speed_gbps": link.speed_gbps},
         )
     facts.save()
+
+
+# GPU-NIC paths that leave the PCIe switch: NCCL uses GPUDirect RDMA only up to
+# NCCL_NET_GDR_LEVEL (default PXB), so beyond it every network byte is staged in host memory.
+_FAR_FROM_NIC = frozenset({"PHB", "NODE", "SYS"})
+
+
+def _placement_facts(facts: FactBuffer, placements: Iterable[Any]) -> None:
+    """``topo -m``: each GPU's nearest NIC and CPU/NUMA affinity; ``gpu.nic_far`` only for a
+    GPU whose nearest NIC is past its PCIe switch (the fabric rule reads it)."""
+    for p in placements:
+        extra = {"nic": p.nic, "link": p.link}
+        facts.add("gpu.nearest_nic", p.nic, device=p.gpu, extra=extra)
+        facts.add("gpu.nic_link", p.link, device=p.gpu, extra=extra)
+        facts.add("gpu.cpu_affinity", p.cpu_affinity, device=p.gpu)
+        facts.add("gpu.numa_affinity", p.numa_affinity, device=p.gpu)
+        if p.link in _FAR_FROM_NIC:
+            facts.add("gpu.nic_far", f"{p.nic} via {p.link}", device=p.gpu, extra=extra)
 
 
 def load_nccl_debug(artifact: Artifact, result: Any) -> None:

@@ -138,6 +138,7 @@ KB_ROCE_GID = "nccl-env-roce-h100-h200"
 KB_NVSWITCH = "nvlink-nvswitch-health"
 KB_HOST_NUMA = "numa-irq-affinity-cpu-isolation"
 KB_SOCKETS = "nccl-falls-back-to-sockets"
+KB_GDR = "gpudirect-rdma-checks"
 MIB_16 = 16 * 1024 * 1024
 
 COUNTER_RULES: tuple[CounterRule, ...] = (
@@ -617,6 +618,20 @@ HOST_CONFIG_RULES: tuple[FactRule, ...] = (
         ),
         kb=KB_NVSWITCH,
         check=FactCompare("nvlink.active", equals=frozenset({"false"})),
+    ),
+    FactRule(
+        id="gpu_nic_far",
+        title="{device}'s nearest NIC is {value} on {host}",
+        explanation=(
+            "nvidia-smi topo -m on {host} shows no NIC behind {device}'s PCIe switch: its "
+            "nearest is {value}. NCCL uses GPUDirect RDMA only up to NCCL_NET_GDR_LEVEL "
+            "(default PXB), so this GPU's network traffic is staged through host memory "
+            "(lower bus bandwidth, CPU and memory load), and across sockets (SYS) it also "
+            "crosses the inter-socket link. Check the slot and cabling plan, or NCCL's choice "
+            "of NIC per GPU (NCCL_IB_HCA, the topology dump)."
+        ),
+        kb=KB_GDR,
+        check=EachFact("gpu.nic_far"),
     ),
     FactRule(
         id="nvlink_topology_asymmetric",

@@ -80,6 +80,54 @@ class Topology:
     nic_legend: dict[str, str]
 
 
+# ``topo -m`` link types from nearest to farthest for a GPU and a NIC: one PCIe bridge,
+# several bridges, the host bridge, between host bridges of a NUMA node, across sockets.
+PCIE_DISTANCE = ("PIX", "PXB", "PHB", "NODE", "SYS")
+
+
+@dataclasses.dataclass(frozen=True)
+class NicPlacement:
+    """A GPU's nearest NIC in the ``topo -m`` matrix and how it is reached."""
+
+    gpu: str  # "GPU3"
+    nic: str  # the NIC legend's name ("mlx5_3"), else the matrix's ("NIC3")
+    link: str  # PIX ... SYS
+    cpu_affinity: str | None
+    numa_affinity: str | None
+
+
+def nic_placements(topology: Topology) -> list[NicPlacement]:
+    """Per GPU, the NIC it reaches over the fewest PCIe hops (first in matrix order on a tie).
+    Empty when the matrix names no NIC."""
+    gpus = [d for d in topology.devices if d.upper().startswith("GPU")]
+    nics = {d for d in topology.devices if not d.upper().startswith("GPU")}
+    affinity = {a.device: a for a in topology.affinities}
+    best: dict[str, tuple[int, str, str]] = {}
+    order = {d: i for i, d in enumerate(topology.devices)}
+    for link in topology.links:
+        for gpu, nic in ((link.a, link.b), (link.b, link.a)):
+            if gpu in gpus and nic in nics and link.link in PCIE_DISTANCE:
+                key = (PCIE_DISTANCE.index(link.link), order[nic], nic)
+                if gpu not in best or key[:2] < best[gpu][:2]:
+                    best[gpu] = key
+    out = []
+    for gpu in gpus:
+        if gpu not in best:
+            continue
+        distance, _, nic = best[gpu]
+        placed = affinity.get(gpu)
+        out.append(
+            NicPlacement(
+                gpu=gpu,
+                nic=topology.nic_legend.get(nic, nic),
+                link=PCIE_DISTANCE[distance],
+                cpu_affinity=placed.cpu_affinity if placed else None,
+                numa_affinity=placed.numa_affinity if placed else None,
+            )
+        )
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class NvLink:
     """One line of ``nvidia-smi nvlink --status``."""

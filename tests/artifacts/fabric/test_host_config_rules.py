@@ -91,6 +91,12 @@ HOST_FACT_CASES = {
         [fact("nvlink.active", True, device="GPU 3", port=5)],
         WARNING, "NVLink 5 of GPU 3 is inactive",
     ),
+    "gpu_nic_far": (
+        [fact("gpu.nic_far", "mlx5_3 via SYS", device="GPU3",
+              extra={"nic": "mlx5_3", "link": "SYS"})],
+        [fact("gpu.nic_link", "PIX", device="GPU3")],
+        WARNING, "GPU3's nearest NIC is mlx5_3 via SYS on",
+    ),
     "nvlink_topology_asymmetric": (
         [fact("topo.nvlink_asymmetry", "0000:17:00.0 -> 0000:65:00.0: 1 link(s), "
               "0000:65:00.0 -> 0000:17:00.0: 12", device="0000:17:00.0")],

@@ -229,3 +229,26 @@ def test_ethtool_link_settings_become_link_facts_of_the_host() -> None:
     assert facts["ethtool.speed_gbps"] == ("gpu-node-07", "eth3", "200", 200.0)
     assert facts["ethtool.link_detected"][2] == "true"
     assert facts["ethtool.duplex"][2] == "Full"
+
+
+TOPO = "counters/nvidia-smi_topo_m_8gpu_NV18_8nic_sglang_env.txt"
+
+
+def test_topo_matrix_gives_each_gpu_its_nearest_nic_and_flags_a_far_one() -> None:
+    from tests.samples import sample
+
+    healthy = evaluated(upload(TOPO, host="hgx-1"))
+    nearest = dict(
+        HostFact.objects.filter(artifact=healthy, name="gpu.nearest_nic").values_list(
+            "device", "value"
+        )
+    )
+    assert nearest == {f"GPU{i}": f"mlx5_{i}" for i in range(8)}
+    assert not Finding.objects.filter(artifact=healthy, rule="gpu_nic_far").exists()
+    # the same board with GPU3's NIC moved to the other socket's root complex
+    lines = sample(TOPO).read_text().splitlines()
+    lines[4] = lines[4].replace("PIX", "SYS", 1)  # GPU3's row
+    far = evaluated(upload_text("topo-moved.txt", "\n".join(lines) + "\n", host="hgx-2"))
+    [finding] = Finding.objects.filter(artifact=far, rule="gpu_nic_far")
+    assert (finding.device, finding.host) == ("GPU3", "hgx-2")
+    assert finding.title == "GPU3's nearest NIC is mlx5_0 via NODE on hgx-2"

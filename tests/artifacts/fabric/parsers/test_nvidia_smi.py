@@ -15,6 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from artifacts.fabric.parsers import nvidia_smi
+from artifacts.fabric.parsers.nvidia_smi_views import (
+    DeviceAffinity,
+    TopoLink,
+    Topology,
+    nic_placements,
+)
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
 from tests.samples import sample
@@ -326,3 +332,37 @@ def test_truncated_and_corrupted_prefixes(relative: str, cut: int, junk: bytes) 
     for blob in (data[:cut], data[:cut] + junk + data[cut:]):
         with contextlib.suppress(ParseError):
             json.dumps(nvidia_smi.parse(io.BytesIO(blob)).to_json())
+
+
+def test_every_gpu_of_an_hgx_board_has_its_own_nic_behind_its_switch() -> None:
+    placements = nic_placements(parse_file(TOPO).topology)
+    assert [(p.gpu, p.nic, p.link) for p in placements] == [
+        (f"GPU{i}", f"mlx5_{i}", "PIX") for i in range(8)
+    ]
+    assert placements[5].numa_affinity == "1" and placements[5].cpu_affinity == "48-95,144-191"
+
+
+def _topology(links: dict[tuple[str, str], str], legend: dict[str, str]) -> Topology:
+    devices = tuple(dict.fromkeys(d for pair in links for d in pair))
+    return Topology(
+        devices=devices,
+        links=tuple(TopoLink(a, b, link) for (a, b), link in links.items()),
+        affinities=(DeviceAffinity("GPU1", "8-15", "1", None),),
+        nic_legend=legend,
+    )
+
+
+def test_the_nearest_nic_is_the_fewest_pcie_hops_whichever_side_of_the_pair() -> None:
+    topo = _topology(
+        {("GPU0", "GPU1"): "NV18", ("GPU0", "NIC0"): "PXB", ("GPU0", "NIC1"): "SYS",
+         ("NIC1", "GPU1"): "NODE", ("GPU1", "NIC0"): "SYS", ("NIC0", "NIC1"): "SYS"},
+        {"NIC0": "mlx5_0"},
+    )  # fmt: skip
+    placements = {p.gpu: p for p in nic_placements(topo)}
+    assert (placements["GPU0"].nic, placements["GPU0"].link) == ("mlx5_0", "PXB")
+    assert (placements["GPU1"].nic, placements["GPU1"].link) == ("NIC1", "NODE")  # no legend
+    assert placements["GPU1"].numa_affinity == "1" and placements["GPU0"].cpu_affinity is None
+
+
+def test_a_matrix_without_nics_places_nothing() -> None:
+    assert nic_placements(_topology({("GPU0", "GPU1"): "NV12"}, {})) == []
