@@ -37,7 +37,6 @@ _DRIVER_INFO = re.compile(
 )
 _INTERFACE = re.compile(r"^[a-z][\w.\-]*\d[\w.\-]*$")  # eth1, enp178s0f0, ib0, mlx5_0, bond0
 _SETTINGS = re.compile(r"^\s*Settings for (?P<dev>[^\s:]+):\s*$")
-_LINK_COMMAND = re.compile(r"\bethtool\s+(?P<dev>[a-z][\w.\-]*)\s*$")  # no option: settings
 _LINK_SETTING = re.compile(
     r"^\s*(?P<key>Speed|Duplex|Port|Link detected|Auto-negotiation):\s*(?P<value>.*?)\s*$"
 )
@@ -174,9 +173,6 @@ class _State:
             self._close()
             self.settings = {"device": settings["dev"], "host": self.pending["host"]}
             self.links.append(self.settings)
-            return
-        if shell and shell[0] and _LINK_COMMAND.search(line):
-            self.pending["host"] = shell[0]
             return
         info_command = _INFO_COMMAND.search(line)
         if info_command:
