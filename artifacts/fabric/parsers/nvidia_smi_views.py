@@ -102,13 +102,13 @@ def nic_placements(topology: Topology) -> list[NicPlacement]:
     gpus = [d for d in topology.devices if d.upper().startswith("GPU")]
     nics = {d for d in topology.devices if not d.upper().startswith("GPU")}
     affinity = {a.device: a for a in topology.affinities}
-    best: dict[str, tuple[int, str, str]] = {}
     order = {d: i for i, d in enumerate(topology.devices)}
+    best: dict[str, tuple[int, int, str]] = {}  # gpu -> (distance, NIC's position, NIC)
     for link in topology.links:
         for gpu, nic in ((link.a, link.b), (link.b, link.a)):
             if gpu in gpus and nic in nics and link.link in PCIE_DISTANCE:
                 key = (PCIE_DISTANCE.index(link.link), order[nic], nic)
-                if gpu not in best or key[:2] < best[gpu][:2]:
+                if gpu not in best or key < best[gpu]:
                     best[gpu] = key
     out = []
     for gpu in gpus:
