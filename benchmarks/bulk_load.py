@@ -78,10 +78,10 @@ def main() -> int:
         raise SystemExit(f"seed_demo failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     out = done.stdout
     print("\n".join(f"    {line}" for line in out.splitlines()) + "\n")
-    phases = dict(
-        (name, float(seconds))
+    phases = {
+        name: float(seconds)
         for name, seconds in re.findall(r"([a-z][a-z ]+) ([0-9.]+) s", out.split("in all:")[-1])
-    )
+    }
     rebuilt = re.search(r"indexes and constraints made again in (\d+) s", out)
     load_s = phases.get("load", 0.0) + phases.get("series statistics", 0.0)
     detect_s = phases.get("compare", 0.0) + phases.get("detect", 0.0)

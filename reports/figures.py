@@ -117,15 +117,11 @@ def bandwidth_curve_spec(
     layout = _frame(title, height=420, legend_y=-0.25)
     layout.update(
         hovermode="x unified",
-        xaxis={"type": "log", "title": {"text": "message size"}, **_log2_ticks(sizes)},
+        xaxis=_size_axis(sizes),
         yaxis={"title": {"text": "GB/s"}, "rangemode": "tozero"},
     )
     if peak_gbps:
-        layout["shapes"] = [
-            {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y",
-             "y0": peak_gbps, "y1": peak_gbps,
-             "line": {"dash": "dash", "color": "#d62728", "width": 1}}
-        ]  # fmt: skip
+        layout["shapes"] = [_hline(peak_gbps, {"dash": "dash", "color": "#d62728", "width": 1})]
         layout["annotations"] = [
             {"text": peak_label or f"peak {peak_gbps:g} GB/s", "showarrow": False,
              "xref": "x domain", "x": 0, "xanchor": "left", "yref": "y", "y": peak_gbps,
@@ -149,6 +145,17 @@ def _frame(
     if legend_y is not None:
         layout["legend"] = {"orientation": "h", "y": legend_y}
     return layout
+
+
+def _size_axis(sizes: pd.Series) -> Spec:
+    """The message-size x axis: log2 scale, ticks labelled in KiB/MiB/GiB."""
+    return {"type": "log", "title": {"text": "message size"}, **_log2_ticks(sizes)}
+
+
+def _hline(y: float, line: Spec) -> Spec:
+    """A horizontal line across the plot at ``y`` (what ``add_hline`` adds)."""
+    return {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y,
+            "line": line}  # fmt: skip
 
 
 def _log2_ticks(sizes: pd.Series) -> dict[str, object]:
@@ -244,7 +251,7 @@ def comparison_curves_spec(
         "hovermode": "x unified",
         "template": "plotly_white",
         "height": 420,
-        "xaxis": {"type": "log", "title": {"text": "message size"}, **_log2_ticks(sizes)},
+        "xaxis": _size_axis(sizes),
     }
     if title:
         layout["title"] = {"text": title}
@@ -294,15 +301,8 @@ def delta_band_spec(deltas: pd.DataFrame, *, title: str = "") -> Spec:
         )  # fmt: skip
     layout = _frame(title, height=320, legend_y=-0.25)
     layout.update(
-        shapes=[
-            {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": 0, "y1": 0,
-             "line": {"color": "#888", "width": 1}}
-        ],
-        xaxis={
-            "type": "log",
-            "title": {"text": "message size"},
-            **_log2_ticks(deltas.get("size_bytes", pd.Series(dtype=float))),
-        },
+        shapes=[_hline(0, {"color": "#888", "width": 1})],
+        xaxis=_size_axis(deltas.get("size_bytes", pd.Series(dtype=float))),
         yaxis={"title": {"text": "Δ busbw % vs reference"}, "zeroline": False},
     )  # fmt: skip
     return {"data": traces, "layout": layout}

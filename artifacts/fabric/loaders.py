@@ -22,6 +22,7 @@ from typing import Any
 from artifacts.fabric.nccl_gpus import nccl_gpu_facts
 from artifacts.fabric.parsers.nvidia_smi_views import nic_placements
 from artifacts.models import Artifact, CounterSample, CounterSnapshot, HostFact, LogEvent
+from artifacts.parsers.textutil import cuda_version_text
 from artifacts.times import aware_datetime
 
 MAX_EVENT_TEXT = 4000
@@ -195,13 +196,6 @@ class FactBuffer:
 
     def save(self) -> None:
         HostFact.objects.bulk_create(self.rows, batch_size=2000)
-
-
-def cuda_version_text(encoded: int | None) -> str | None:
-    """CUDA's integer version as people write it: 12040 -> "12.4", 13000 -> "13.0"."""
-    if not encoded or encoded < 1000:
-        return None
-    return f"{encoded // 1000}.{encoded % 1000 // 10}"
 
 
 def _port_facts(facts: FactBuffer, ports: Iterable[Any]) -> None:

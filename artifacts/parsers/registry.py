@@ -110,7 +110,10 @@ PARSERS: dict[str, Kind] = {
     "sysctl": Kind("artifacts.fabric.parsers.sysctl", "sysctl -a (kernel settings)"),
     # Generic metrics uploads (JSON/CSV with benchmark + metric keys): strict sniffer.
     "metrics": Kind("artifacts.metrics.parsers.metrics", "Metrics upload (JSON/CSV)"),
-    "ethtool_stats": Kind("artifacts.fabric.parsers.ethtool_stats", "ethtool -S NIC statistics"),
+    "ethtool_stats": Kind(
+        "artifacts.fabric.parsers.ethtool_stats",
+        "ethtool -S NIC statistics (and ethtool <dev> link settings)",
+    ),
 }
 
 # Kinds whose module is costly to import (the trace reader loads numpy): detection imports

@@ -193,6 +193,14 @@ def utc_iso_from_epoch(seconds: float) -> str | None:
 # --- numbers --------------------------------------------------------------------------------
 
 
+def cuda_version_text(encoded: int | None) -> str | None:
+    """CUDA's integer version (``cudaDriverGetVersion``, nsys's CudaDriverVersion) as people
+    write it: 12040 -> "12.4", 13000 -> "13.0"; None when there is no such number."""
+    if not encoded or encoded < 1000:
+        return None
+    return f"{encoded // 1000}.{encoded % 1000 // 10}"
+
+
 def to_number(text: str) -> int | float | None:
     """'123' -> 123, '1.5' -> 1.5, '1,234' -> 1234, anything else -> None."""
     cleaned = text.strip().replace(",", "")

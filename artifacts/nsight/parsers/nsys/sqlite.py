@@ -43,6 +43,7 @@ from artifacts.nsight.parsers.nsys.common import (
     with_time_pct,
 )
 from artifacts.parsers.base import ParseError, ParseResult
+from artifacts.parsers.textutil import cuda_version_text
 
 KIND = "nsys_sqlite"
 VERSION = 1
@@ -898,12 +899,11 @@ def _clean(value: Any) -> Any:
 
 
 def _cuda_version(raw: str) -> str:
-    """CUDA's integer version (13010) as major.minor (13.1)."""
+    """CUDA's integer version (13010) as major.minor (13.1); anything else as it is."""
     try:
-        number = int(raw)
+        return cuda_version_text(int(raw)) or raw
     except ValueError:
         return raw
-    return f"{number // 1000}.{(number % 1000) // 10}" if number >= 1000 else raw
 
 
 def _gpus_from_json(text: str) -> list[Gpu]:
