@@ -3,7 +3,7 @@
 1. ``regressed_curve``: the candidate run's curve against the reference it was compared with
    (the active baseline's runs, else the previous run of the identity), per message size:
    the reference's min-max band and mean, the candidate, the sizes that alerted shaded
-   (``reports.figures.comparison_curves`` draws the curves and shading; the band is added).
+   (``charts.figures.comparison_curves`` draws the curves and shading; the band is added).
 2. ``history_with_change``: the alert's series over time (``baselines.charts.series_chart``:
    baseline band, alert markers, stack changes) with the change point marked.
 
@@ -23,7 +23,7 @@ import pandas as pd
 from baselines.charts import series_chart
 from baselines.comparing import baseline_for_identity
 from baselines.models import Alert, AlertSummary, SeriesPoint
-from reports.figures import Spec, comparison_curves_spec, figure_json
+from charts.figures import Spec, comparison_curves_spec, figure_json
 
 BAND_FILL = "rgba(31, 119, 180, 0.15)"
 

@@ -1,4 +1,4 @@
-"""Database rows -> the DataFrames that ``reports.figures`` and ``baselines.matrix`` take.
+"""Database rows -> the DataFrames that ``charts.figures`` and ``baselines.matrix`` take.
 
 Adapters only: the figures are pure plotly functions, the matrix is pure pandas; this module
 does the reads (a fixed number of queries each) and the reshaping.
@@ -31,7 +31,7 @@ from baselines.models import (
     SoftwareStack,
 )
 from baselines.querysets import series_alerts, series_points
-from reports.figures import (
+from charts.figures import (
     Spec,
     delta_band_spec,
     figure_json,

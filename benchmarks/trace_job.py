@@ -75,7 +75,7 @@ def _warm_worker(var_dir: str) -> None:
 
     from perfhub.celery import app
 
-    for module in ("artifacts.traces.parsers.torch_trace", "artifacts.services", "reports.figures"):
+    for module in ("artifacts.traces.parsers.torch_trace", "artifacts.services", "charts.figures"):
         importlib.import_module(module)
     get_resolver().url_patterns  # noqa: B018  (populates the resolver)
     with app.producer_or_acquire() as producer:
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> None:
 
     from artifacts.traces.jobs import build_job_view
     from artifacts.traces.querysets import job_selection
-    from reports import figures
+    from charts import figures
 
     # A running web process is warm: plotly's validators loaded, templates compiled.
     user = User.objects.create_superuser("bench", password="bench")

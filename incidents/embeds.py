@@ -53,7 +53,7 @@ class EmbedKind(Protocol):
 
 
 class RunChartEmbed:
-    """``{{chart run=ID}}``: the run's busbw/algbw curve (reports.figures.bandwidth_curve)."""
+    """``{{chart run=ID}}``: the run's busbw/algbw curve (charts.figures.bandwidth_curve)."""
 
     name = "chart"
     example = "{{chart run=123}}"
@@ -87,8 +87,8 @@ class RunChartEmbed:
         # (every process, the command line included, loads it at start-up).
         import pandas as pd
 
-        from incidents.static_charts import busbw_svg
-        from reports.figures import bandwidth_curve
+        from charts.figures import bandwidth_curve
+        from charts.svg import busbw_svg
 
         snap, pin = pinned.snapshot, pinned.pinned
         frame = pd.DataFrame(snap.get("rows", []), columns=snap.get("columns"))

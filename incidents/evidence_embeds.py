@@ -17,7 +17,7 @@ from django.utils.html import escape, format_html
 from artifacts.models import Finding, TraceSummary
 from incidents.embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg, chart_div
 
-# The parts that partition a trace's GPU span, as reports.figures draws them.
+# The parts that partition a trace's GPU span, as charts.figures draws them.
 TRACE_PARTS = (
     ("compute_us", "compute", "#2563eb"),
     ("exposed_comm_us", "exposed communication", "#f59e0b"),
@@ -152,7 +152,7 @@ class TraceBreakdownEmbed:
             # pandas/plotly only when a chart is drawn: this module is loaded at start-up
             import pandas as pd
 
-            from reports.figures import trace_breakdown_bars
+            from charts.figures import trace_breakdown_bars
 
             frame = pd.DataFrame([{"label": snap.get("label", "trace"), **snap}])
             body = chart_div(trace_breakdown_bars(frame, height=220).to_json(), dom_id)

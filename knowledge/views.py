@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST
 
 from artifacts import exports
 from artifacts.models import BenchmarkRun
+from charts.figures import bandwidth_curve
 from incidents.merge import merge3
 from knowledge import applicability as appl
 from knowledge import recipes
@@ -56,7 +57,6 @@ from knowledge.services import (
 )
 from knowledge.versions import VersionRange, newest
 from perfhub.roles import can_edit
-from reports.figures import bandwidth_curve
 
 SEARCH_PAGE_SIZE = 20
 EDITOR_ONLY = "Changing the knowledge base needs the editor role."

@@ -20,8 +20,8 @@ from artifacts.fabric import fleet, querysets
 from artifacts.fabric.forms import AcknowledgeForm, FindingFilterForm, FleetForm, RateFilterForm
 from artifacts.fabric.services import FindingError, finding_acknowledge, finding_unacknowledge
 from artifacts.models import Artifact, CounterRate, Finding
+from charts.figures import counter_timeline, host_value_bars, pairwise_heatmap
 from perfhub.roles import can_edit
-from reports.figures import counter_timeline, host_value_bars, pairwise_heatmap
 
 FINDING_COLUMNS = (
     "id", "severity", "rule", "title", "host", "device", "port", "artifact_id",

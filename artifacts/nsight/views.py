@@ -27,7 +27,7 @@ from artifacts.nsight.querysets import (
     nsys_kernels,
 )
 from artifacts.parsers import kind_label
-from reports.figures import gpu_utilisation_timeline
+from charts.figures import gpu_utilisation_timeline
 
 # Tables other than the paginated kernels show this many rows; the CSV always has them all.
 PAGE_ROWS = 200

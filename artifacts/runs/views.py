@@ -12,8 +12,8 @@ from artifacts.runs.forms import RunFilterForm
 from artifacts.runs.models import BenchmarkRun
 from artifacts.runs.querysets import run_filter_options, runs_filtered
 from baselines.limits.reads import RunEfficiency, run_efficiency
+from charts.figures import bandwidth_curve_spec, figure_json
 from perfhub.paging import page_of
-from reports.figures import bandwidth_curve_spec, figure_json
 
 
 def run_list(request: HttpRequest) -> HttpResponse:

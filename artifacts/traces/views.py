@@ -44,8 +44,8 @@ from artifacts.traces.querysets import (
     traces_filtered,
 )
 from artifacts.traces.services import TraceJobError, trace_job_assign
+from charts import figures
 from perfhub.roles import can_edit
-from reports import figures
 
 KERNELS_SHOWN = 50
 COLLECTIVES_SHOWN = 200

@@ -26,6 +26,7 @@ from artifacts.models import Artifact, BenchmarkRun, HostFact, RunRank
 from artifacts.parsers import PARSERS, ParseError, get_parser
 from artifacts.parsers.streams import open_decompressed
 from artifacts.runs import exports
+from charts.svg import busbw_svg
 from incidents.embeds import render_with_embeds
 from incidents.models import (
     MILESTONE_LABELS,
@@ -37,7 +38,6 @@ from incidents.models import (
 )
 from incidents.postmortems import pins_of
 from incidents.querysets import TimelineItem, incident_timeline
-from incidents.static_charts import busbw_svg
 
 FORMAT = "perfhub-evidence-bundle/1"
 MAX_CHARTS = 24

@@ -14,8 +14,8 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import Artifact, CounterRate, Finding
+from charts import figures
 from reports import comparisons as cmp
-from reports import figures
 from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
 from reports.kinds.inputs import artifact_pins, two_sided_ids, two_sided_spec
 from reports.tables import Column, freeze, thaw

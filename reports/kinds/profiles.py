@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import BenchmarkRun, Measurement
+from charts import figures
 from reports import comparisons as cmp
-from reports import figures
 from reports.kinds import baseline_link
 from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
 from reports.kinds.inputs import artifact_pins, measurement_points

@@ -13,8 +13,8 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import Artifact, BenchmarkRun, Measurement
+from charts import figures
 from reports import comparisons as cmp
-from reports import figures
 from reports.kinds import baseline_link, limits_link
 from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
 from reports.kinds.inputs import artifact_pins, measurement_points

@@ -17,7 +17,7 @@ import pandas as pd
 from artifacts.models import TraceStep, TraceSummary
 from artifacts.traces.jobs import build_diff, default_per_step
 from artifacts.traces.querysets import MAX_JOB_TRACES, Selection
-from reports import figures
+from charts import figures
 from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
 from reports.kinds.inputs import artifact_pins, two_sided_ids, two_sided_spec
 from reports.tables import Column, freeze, thaw

@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from reports.figures import (
+from charts.figures import (
     bandwidth_curve,
     bandwidth_curve_spec,
     comparison_curves,
