@@ -61,7 +61,6 @@ from baselines.demo_history import (
     evaluate_history,
     semantics_of,
 )
-from baselines.facts import gpu_generation
 from baselines.filing import identity, series_for, series_refresh_stats, stack_get_or_create
 from baselines.models import (
     HardwareProfile,
@@ -70,6 +69,7 @@ from baselines.models import (
     SeriesPoint,
 )
 from baselines.versions import version_key
+from hardware.gpus import gpu_generation
 
 LABEL = "fleet-history"
 MiB = 1024 * 1024

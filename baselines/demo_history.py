@@ -46,7 +46,6 @@ from artifacts.runs.demo import PROFILES, REGRESSION, SEMANTICS, Semantics
 from artifacts.runs.demo import HardwareProfile as DemoProfile
 from baselines.alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
 from baselines.comparing import comparison_refresh
-from baselines.facts import gpu_generation
 from baselines.filing import identity, series_for, series_refresh_stats, stack_get_or_create
 from baselines.models import (
     Alert,
@@ -57,6 +56,7 @@ from baselines.models import (
     SeriesPoint,
 )
 from baselines.versions import version_key
+from hardware.gpus import gpu_generation
 
 LABEL = "history"
 MiB = 1024 * 1024

@@ -18,8 +18,6 @@ from django.utils.text import slugify
 
 from artifacts.models import BenchmarkRun
 from baselines.facts import (
-    gpu_generation,
-    gpu_model,
     merge_stacks,
     profile_from_facts,
     stack_facts,
@@ -35,6 +33,7 @@ from baselines.models import (
     SeriesStackStats,
     SoftwareStack,
 )
+from hardware.gpus import gpu_generation, gpu_model
 
 METRIC = "busbw"  # nccl-tests series track out-of-place bus bandwidth (in-place if missing)
 # nccl-tests prints busbw with "%6.2f": two decimals whatever the magnitude.

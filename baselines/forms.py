@@ -9,7 +9,6 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from baselines.facts import COMPONENT_LABELS
-from baselines.limits.model import override_errors
 from baselines.models import (
     VERSION_FIELDS,
     Alert,
@@ -19,6 +18,7 @@ from baselines.models import (
     SoftwareStack,
     Subscription,
 )
+from hardware.model import override_errors
 
 COMPONENT_CHOICES = [(name, COMPONENT_LABELS[name]) for name in VERSION_FIELDS]
 

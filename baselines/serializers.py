@@ -9,7 +9,6 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from artifacts.models import BenchmarkRun
-from baselines.limits.model import override_errors
 from baselines.models import (
     Alert,
     AlertSummary,
@@ -21,6 +20,7 @@ from baselines.models import (
     SoftwareStack,
     Subscription,
 )
+from hardware.model import override_errors
 
 
 def _absolute(serializer: serializers.Serializer, path: str) -> str:

@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from artifacts.fabric.evidence import CRITICAL, INFO, WARNING, Evidence, FactRow
+from hardware.evidence import CRITICAL, INFO, WARNING, Evidence, FactRow
 
 
 def _by_device(facts: Iterable[FactRow]) -> dict[tuple[str, str, int | None], dict[str, FactRow]]:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from artifacts.fabric.evidence import CRITICAL, INFO, WARNING, Evidence, FactRow
+from hardware.evidence import CRITICAL, INFO, WARNING, Evidence, FactRow
 
 # NVIDIA's RoCE recipe (knowledge page roce-v2-lossless-connectx-7): data on DSCP 26 ->
 # priority 3, lossless. Upload metadata roce_priority / roce_dscp override both.

@@ -35,18 +35,6 @@ from artifacts.fabric.checks import (
     StateNotIn,
     is_idle,
 )
-from artifacts.fabric.evidence import (
-    CRITICAL,
-    INFO,
-    SEVERITY_RANK,
-    WARNING,
-    EventRow,
-    Evidence,
-    FactRow,
-    Hit,
-    RateRow,
-    SampleRow,
-)
 from artifacts.fabric.host_checks import (
     ArpFlux,
     GidIndexMismatch,
@@ -57,11 +45,23 @@ from artifacts.fabric.host_checks import (
     RpFilterStrict,
     SysctlCompare,
 )
-from baselines.limits.checks import (
+from hardware.checks import (
     KB_LINK_HEALTH,
     BelowPeak,
     LinkBelowHost,
     PortBelowAdapterMax,
+)
+from hardware.evidence import (
+    CRITICAL,
+    INFO,
+    SEVERITY_RANK,
+    WARNING,
+    EventRow,
+    Evidence,
+    FactRow,
+    Hit,
+    RateRow,
+    SampleRow,
 )
 
 __all__ = [

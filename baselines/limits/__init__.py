@@ -1,7 +1,4 @@
-"""Hardware limits and efficiency: "is this number good?" (docs/efficiency.md).
-
-Pure modules (no Django): ``datasheet`` (vendor numbers with sources), ``links`` (what the
-hosts' evidence says about their links), ``model`` (limits and the bound of a collective on
-a topology), ``efficiency`` (measured as % of the peak). Database reads live in ``reads``
-(one run, one profile); stored findings in ``findings``.
+"""Hardware limits read from the database (docs/efficiency.md): ``reads`` (one run, one
+profile), ``findings`` (stored efficiency findings), ``matrix_cells`` (the version matrix's
+% of peak). The pure model they apply lives in ``hardware/``.
 """

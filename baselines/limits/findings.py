@@ -14,8 +14,8 @@ from typing import Any
 
 from artifacts.fabric import rules
 from artifacts.models import Artifact, BenchmarkRun, Finding
-from baselines.limits.checks import KB_BY_BOTTLENECK, RUN_EFFICIENCY
 from baselines.limits.reads import RunEfficiency, run_efficiency
+from hardware.checks import KB_BY_BOTTLENECK, RUN_EFFICIENCY
 
 RULE = "run_below_peak"
 

@@ -11,9 +11,9 @@ import dataclasses
 from typing import Any
 
 from baselines.formatting import delta_style
-from baselines.limits.model import Topology, Unknown, peak_for, resolve_limits
 from baselines.limits.reads import profile_spec, threshold_pct
 from baselines.models import HardwareProfile, Series, SeriesStackStats, SoftwareStack
+from hardware.model import Topology, Unknown, peak_for, resolve_limits
 
 
 def efficiency_view(profile: HardwareProfile, view: Any) -> Any:

@@ -17,9 +17,10 @@ from django.db.models import Max
 
 from artifacts.models import BenchmarkRun, HostFact
 from baselines.host_facts import FACTS_WINDOW
-from baselines.limits import efficiency as eff
-from baselines.limits.links import LINK_FACTS, HostLinks, LinkFact, host_links
-from baselines.limits.model import (
+from baselines.models import HardwareProfile, RunContext, Series
+from hardware import efficiency as eff
+from hardware.links import LINK_FACTS, HostLinks, LinkFact, host_links
+from hardware.model import (
     BOTTLENECK_LABELS,
     Limits,
     Peak,
@@ -29,7 +30,6 @@ from baselines.limits.model import (
     peak_for,
     resolve_limits,
 )
-from baselines.models import HardwareProfile, RunContext, Series
 
 PERFTEST = "perftest"
 MAX_FACTS = 5000

@@ -9,7 +9,6 @@ from typing import Any
 from django import template
 
 from artifacts.models import BenchmarkRun
-from baselines.limits.model import BOTTLENECK_LABELS, resolve_limits
 from baselines.limits.reads import (
     RunEfficiency,
     profile_best_efficiency,
@@ -18,6 +17,7 @@ from baselines.limits.reads import (
     threshold_pct,
 )
 from baselines.models import HardwareProfile
+from hardware.model import BOTTLENECK_LABELS, resolve_limits
 
 register = template.Library()
 

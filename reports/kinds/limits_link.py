@@ -9,8 +9,8 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import BenchmarkRun
-from baselines.limits.efficiency import LARGE_BYTES
 from baselines.limits.reads import RunEfficiency, run_efficiency
+from hardware.efficiency import LARGE_BYTES
 from reports.tables import Column, freeze
 
 PEAK_COLUMNS = ("run_id", "peak_busbw_gbps", "bottleneck", "peak_note")

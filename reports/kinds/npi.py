@@ -16,9 +16,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from artifacts.models import BenchmarkRun, Measurement
-from baselines.limits.efficiency import LARGE_BYTES
-from baselines.limits.model import Topology, Unknown, peak_for, resolve_limits
 from baselines.limits.reads import profile_spec
+from hardware.efficiency import LARGE_BYTES
+from hardware.model import Topology, Unknown, peak_for, resolve_limits
 from reports.kinds import baseline_link
 from reports.kinds.base import Built, Chart, Collected, ReportInputError, ReportSpec
 from reports.kinds.inputs import artifact_pins, measurement_points

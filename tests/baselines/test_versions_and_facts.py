@@ -2,8 +2,9 @@
 
 import pytest
 
-from baselines.facts import change_text, diff_stacks, gpu_generation, gpu_model, stack_facts
+from baselines.facts import change_text, diff_stacks, stack_facts
 from baselines.versions import sorted_versions, version_key
+from hardware.gpus import gpu_generation, gpu_model
 
 
 def test_nccl_versions_sort_numerically_not_alphabetically():

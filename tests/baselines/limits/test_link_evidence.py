@@ -9,10 +9,10 @@ import pytest
 
 from artifacts.parsing import artifact_parse
 from artifacts.services import artifact_ingest
-from baselines.limits.links import LinkFact, host_links
-from baselines.limits.model import ProfileSpec, Topology, Unknown, peak_for, resolve_limits
 from baselines.limits.reads import Unavailable, run_efficiency
 from baselines.services import artifact_evaluate
+from hardware.links import LinkFact, host_links
+from hardware.model import ProfileSpec, Topology, Unknown, peak_for, resolve_limits
 from tests.baselines.limits.test_golden_efficiency import eight_rail_profile, load
 
 HOST = "cnode3-005"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from baselines.limits import datasheet as ds
-from baselines.limits.model import (
+from hardware import datasheet as ds
+from hardware.model import (
     ProfileSpec,
     Topology,
     Unknown,

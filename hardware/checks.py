@@ -13,9 +13,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
-from artifacts.fabric.evidence import CRITICAL, WARNING, Evidence, FactRow
-from baselines.limits import datasheet as ds
-from baselines.limits.links import mlxlink_gbit
+from hardware import datasheet as ds
+from hardware.evidence import CRITICAL, WARNING, Evidence, FactRow
+from hardware.links import mlxlink_gbit
 
 RUN_EFFICIENCY = "run_efficiency"
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from baselines.limits import datasheet as ds
+from hardware import datasheet as ds
 
 LINK_FACTS = (
     "port.rate_gbps", "port.state", "port.link_layer", "hca.type",

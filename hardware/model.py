@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from baselines.facts import gpu_model as model_of
-from baselines.limits import datasheet as ds
-from baselines.limits.links import HostLinks
+from hardware import datasheet as ds
+from hardware.gpus import gpu_model as model_of
+from hardware.links import HostLinks
 
 NVLINK, NETWORK, PCIE = "nvlink", "network", "pcie"
 BOTTLENECK_LABELS = {
