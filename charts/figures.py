@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.utils import PlotlyJSONEncoder
 
+from charts.palette import TRACE_PARTS
 from perfhub.units import human_bytes
 
 Spec = dict[str, Any]  # a figure as plain dicts: {"data": [...], "layout": {...}}
@@ -466,13 +467,6 @@ def version_matrix_heatmap(
 
 # --- PyTorch Profiler traces: breakdowns, per-rank bars, step times, kernel deltas ---------
 
-# (column, legend name, colour): a partition of the GPU span, so the stack adds up to it.
-_TRACE_PARTS = (
-    ("compute_us", "compute", "#2563eb"),
-    ("exposed_comm_us", "exposed communication", "#f59e0b"),
-    ("memory_other_us", "memory / other", "#8b5cf6"),
-    ("idle_us", "idle", "#cbd5e1"),
-)
 _STRAGGLER = "#d62728"
 _NORMAL = "#4b83d6"
 _BREAKDOWN_UNITS = (("% of span", "% of GPU span"), ("µs", "µs"))  # button, axis title
@@ -491,7 +485,7 @@ def trace_breakdown_bars(
     labels = [str(v) for v in frame.get("label", [])]
     span = pd.to_numeric(frame.get("span_us", pd.Series(dtype=float)), errors="coerce")
     for unit in ("pct", "us"):
-        for column, name, colour in _TRACE_PARTS:
+        for column, name, colour in TRACE_PARTS:
             values = pd.to_numeric(frame.get(column, pd.Series(dtype=float)), errors="coerce")
             shown = 100.0 * values / span.where(span > 0) if unit == "pct" else values
             suffix = " %" if unit == "pct" else " µs"
@@ -509,7 +503,7 @@ def trace_breakdown_bars(
                     f"%{{{'x' if orientation == 'h' else 'y'}:,.2f}}{suffix}<extra>{name}</extra>",
                 )
             )
-    parts = len(_TRACE_PARTS)
+    parts = len(TRACE_PARTS)
     value_axis = "xaxis" if orientation == "h" else "yaxis"
     buttons = [
         {

@@ -7,10 +7,12 @@ byte-identical for the same inputs, so this draws plain SVG with rounded coordin
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 from django.utils.html import escape
 
+from charts.palette import TRACE_PARTS
 from perfhub.units import human_bytes
 
 WIDTH, HEIGHT = 640, 260
@@ -80,3 +82,27 @@ def busbw_svg(rows: pd.DataFrame) -> str:
         )
     parts.append("</svg>")
     return "".join(parts)
+
+
+def breakdown_svg(snap: dict[str, Any], width: int = 640) -> str:
+    """A static stacked bar of the breakdown with a legend (exports load no JavaScript)."""
+    span = float(snap.get("span_us") or 0)
+    x, bar_w, parts = 10.0, width - 20, []
+    for index, (column, label, colour) in enumerate(TRACE_PARTS):
+        share = max(0.0, float(snap.get(column) or 0)) / span if span else 0.0
+        w = share * bar_w
+        parts.append(
+            f'<rect x="{x:.1f}" y="10" width="{w:.1f}" height="28" fill="{colour}">'
+            f"<title>{escape(label)}: {100 * share:.1f}%</title></rect>"
+        )
+        x += w
+        legend_x = 10 + index * 155
+        parts.append(
+            f'<rect x="{legend_x}" y="50" width="10" height="10" fill="{colour}"/>'
+            f'<text x="{legend_x + 14}" y="59" font-size="11">{escape(label)} '
+            f"{100 * share:.1f}%</text>"
+        )
+    return (
+        f'<svg viewBox="0 0 {width} 70" width="{width}" height="70" role="img" '
+        f'aria-label="GPU time breakdown">{"".join(parts)}</svg>'
+    )

@@ -10,6 +10,7 @@ from django.db import models
 from django.urls import reverse
 
 from artifacts.models import Artifact, BenchmarkRun
+from documents.pinning import PinnedEmbed
 
 User = settings.AUTH_USER_MODEL
 
@@ -304,25 +305,6 @@ class PostMortemDraft(models.Model):
 
     def __str__(self) -> str:
         return f"draft of {self.user_id} on incident {self.incident_id}"
-
-
-class PinnedEmbed(models.Model):
-    """What a ``{{kind args}}`` shortcode pinned (see embeds.py); post-mortems and knowledge
-    pages each keep their own rows.
-
-    ``snapshot`` holds what is drawn (so a re-parse or a deleted run never changes a
-    published text); ``pinned`` says which version of the evidence it was.
-    """
-
-    kind = models.CharField(max_length=20)
-    params = models.JSONField(default=dict)
-    pinned = models.JSONField(default=dict)
-    snapshot = models.JSONField(default=dict)
-    created_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        abstract = True
 
 
 class Embed(PinnedEmbed):

@@ -10,8 +10,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
+from documents.embeds import EMBED_KINDS, render_with_embeds
 from incidents.drafting import draft_from_evidence
-from incidents.embeds import EMBED_KINDS, render_with_embeds
 from incidents.forms import PostMortemForm
 from incidents.models import Incident, PostMortemDraft, PostMortemReview, PostMortemRevision
 from incidents.postmortems import (

@@ -14,12 +14,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from incidents.embeds import EmbedError, Pinned, pin_shortcodes, render_with_embeds
-from incidents.merge import merge3
+from documents.diffs import text_diff
+from documents.embeds import EmbedError, Pinned, pin_shortcodes, render_with_embeds
+from documents.merge import merge3
 from incidents.models import Embed, Incident, PostMortem, PostMortemDraft, PostMortemRevision
 from incidents.reviews import publish_blockers
 from incidents.services import IncidentError
-from knowledge.diffs import text_diff
 
 TEMPLATE = """\
 ## Summary

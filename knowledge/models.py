@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 
-from incidents.models import PinnedEmbed
+from documents.pinning import PinnedEmbed
 from knowledge import applicability, recipes
 
 User = settings.AUTH_USER_MODEL
@@ -231,7 +231,7 @@ class PageEmbed(PinnedEmbed):
     """Evidence drawn inside a page's body: ``{{chart run=12}}`` is saved as ``pin=<this id>``.
 
     The shortcode kinds and their rendering are the post-mortems' registry
-    (incidents/embeds.py; reports add ``{{report id=..}}``); this row is the page's own copy
+    (documents/embeds.py; reports add ``{{report id=..}}``); this row is the page's own copy
     of what was pinned, so a re-parse or a deleted run never changes what the page shows.
     """
 

@@ -38,8 +38,8 @@ from django.db.models.expressions import RawSQL
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from documents.markdown import markdown_to_unsafe_html
 from knowledge.models import SearchEntry
-from perfhub.markdown import markdown_to_unsafe_html
 
 START, STOP = "\x02", "\x03"  # highlight marks inside the engine; never in indexed text
 FTS_TABLE = "knowledge_searchentry_fts"

@@ -18,11 +18,11 @@ from django.views.decorators.http import require_POST
 from artifacts import exports
 from artifacts.models import BenchmarkRun
 from charts.figures import bandwidth_curve
-from incidents.merge import merge3
+from documents.diffs import field_changes, text_diff
+from documents.merge import merge3
 from knowledge import applicability as appl
 from knowledge import recipes
 from knowledge.citations import CitationError, backlinks, resolve_all
-from knowledge.diffs import field_changes, text_diff
 from knowledge.embeds import has_shortcodes, page_html
 from knowledge.forms import CiteForm, ImportForm, PageFilterForm, PageForm, SearchForm, VerifyForm
 from knowledge.importexport import (

@@ -5,7 +5,7 @@ class ReportsConfig(AppConfig):
     name = "reports"
 
     def ready(self) -> None:
-        # Post-mortems and knowledge pages embed reports through the incidents registry.
+        # Post-mortems and knowledge pages embed reports through the documents registry.
         from reports.embeds import register
 
         register()

@@ -10,8 +10,8 @@ A report id names one immutable version, so an embed is pinned by construction: 
 the report makes a new id and leaves the embed showing the version it cites. ``pin`` also
 copies what is drawn into the snapshot, so even a deleted report still renders.
 
-``ReportEmbed`` follows the ``incidents.embeds.EmbedKind`` protocol and is registered there as
-"report" when that registry exists (``ReportsConfig.ready``); ``render_report_embed`` is the
+``ReportEmbed`` follows the ``documents.embeds.EmbedKind`` protocol and is registered there as
+"report" (``ReportsConfig.ready``); ``render_report_embed`` is the
 same rendering as a plain function for any other page.
 """
 
@@ -27,6 +27,8 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from documents.embeds import EmbedError, Pinned, chart_div
+from documents.embeds import register as register_embed
 from reports.models import Report
 
 _DOM_ID = re.compile(r"[^A-Za-z0-9_-]")
@@ -132,8 +134,6 @@ def render_pinned(pin: ReportPin, *, interactive: bool, dom_id: str) -> SafeStri
 
 def _chart_html(chart: dict[str, Any], *, interactive: bool, dom_id: str) -> str:
     if interactive:
-        from incidents.embeds import chart_div  # the embed registry lives there
-
         return chart_div(json.dumps(chart["figure"]), dom_id, css="chart report-chart")
     from reports import exports  # pandas/plotly/kaleido: only when drawn (see pin_report)
 
@@ -166,14 +166,12 @@ def render_report_embed(
 
 
 class ReportEmbed:
-    """``incidents.embeds.EmbedKind`` for reports: ``{{report id=ID [chart=NAME|table=NAME]}}``."""
+    """``documents.embeds.EmbedKind`` for reports: ``{{report id=ID [chart=NAME|table=NAME]}}``."""
 
     name = "report"
     example = "{{report id=12 chart=curves-all_reduce}}"
 
-    def pin(self, args: dict[str, str]) -> Any:
-        from incidents.embeds import EmbedError, Pinned
-
+    def pin(self, args: dict[str, str]) -> Pinned:
         try:
             pin = pin_report(args)
         except ReportEmbedError as exc:
@@ -185,11 +183,6 @@ class ReportEmbed:
         return str(render_pinned(pin, interactive=interactive, dom_id=dom_id))
 
 
-def register() -> bool:
-    """Add "report" to the incidents embed registry when that app has one."""
-    try:
-        from incidents.embeds import EMBED_KINDS
-    except ImportError:
-        return False
-    EMBED_KINDS.setdefault(ReportEmbed.name, ReportEmbed())
-    return True
+def register() -> None:
+    """Add "report" to the documents embed registry (``ReportsConfig.ready``)."""
+    register_embed(ReportEmbed())

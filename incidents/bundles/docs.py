@@ -27,7 +27,7 @@ from artifacts.parsers import PARSERS, ParseError, get_parser
 from artifacts.parsers.streams import open_decompressed
 from artifacts.runs import exports
 from charts.svg import busbw_svg
-from incidents.embeds import render_with_embeds
+from documents.embeds import render_with_embeds
 from incidents.models import (
     MILESTONE_LABELS,
     MILESTONES,

@@ -3,14 +3,14 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 
-from perfhub.markdown import render_markdown
+from documents.markdown import render_markdown
 
 register = template.Library()
 
 
 @register.filter
 def markdown(text: Any) -> SafeString:
-    """Sanitized HTML of Markdown text (perfhub.markdown)."""
+    """Sanitized HTML of Markdown text (documents.markdown)."""
     return render_markdown(str(text or ""))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from artifacts.models import Finding, TraceSummary
-from incidents.embeds import EMBED_KINDS
+from documents.embeds import EMBED_KINDS
 from incidents.models import Embed
 from incidents.postmortems import postmortem_save, render_postmortem
 from incidents.services import IncidentError

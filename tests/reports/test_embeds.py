@@ -54,7 +54,7 @@ def test_titles_are_escaped(pair, editor):
 
 
 def test_report_is_registered_in_the_incidents_embed_registry(pair_report):
-    embeds = pytest.importorskip("incidents.embeds")
+    embeds = pytest.importorskip("documents.embeds")
     assert "report" in embeds.EMBED_KINDS
     kind = embeds.EMBED_KINDS["report"]
     pinned = kind.pin({"id": str(pair_report.pk), "table": "verdicts"})

@@ -1,10 +1,11 @@
-"""More post-mortem embeds: a fabric/counter finding and a trace's GPU-time breakdown.
+"""The embed kinds that show evidence: ``{{chart run=N}}``, ``{{artifact id=N}}``,
+``{{finding id=N}}`` and ``{{trace id=N [window=steps]}}`` (N: the trace's artifact id).
 
-``{{finding id=N}}`` and ``{{trace id=N [window=steps]}}`` (N: the trace's artifact id)
-follow the ``incidents.embeds.EmbedKind`` protocol: ``pin`` freezes what is shown (the
-finding's words and numbers, the breakdown's microseconds) together with the version of the
-evidence (artifact sha256, parser version), so a re-evaluation, a re-parse or a deletion
-never changes a published post-mortem. Registered by ``IncidentsConfig.ready``.
+Each follows the ``documents.embeds.EmbedKind`` protocol: ``pin`` freezes what is shown (the
+run's rows, the finding's words and numbers, the breakdown's microseconds) together with the
+version of the evidence (artifact sha256, parser version), so a re-evaluation, a re-parse or
+a deletion never changes a published post-mortem or knowledge page. Registered by
+``ArtifactsConfig.ready``.
 """
 
 from __future__ import annotations
@@ -14,16 +15,123 @@ from typing import Any
 from django.urls import reverse
 from django.utils.html import escape, format_html
 
-from artifacts.models import Finding, TraceSummary
-from incidents.embeds import EMBED_KINDS, EmbedError, Pinned, _int_arg, chart_div
+from artifacts.models import Artifact, BenchmarkRun, Finding, TraceSummary
+from artifacts.runs import exports
+from charts.palette import TRACE_PARTS
+from documents.embeds import EmbedError, Pinned, chart_div, int_arg, register
 
-# The parts that partition a trace's GPU span, as charts.figures draws them.
-TRACE_PARTS = (
-    ("compute_us", "compute", "#2563eb"),
-    ("exposed_comm_us", "exposed communication", "#f59e0b"),
-    ("memory_other_us", "memory / other", "#8b5cf6"),
-    ("idle_us", "idle", "#cbd5e1"),
-)
+
+class RunChartEmbed:
+    """``{{chart run=ID}}``: the run's busbw/algbw curve (charts.figures.bandwidth_curve)."""
+
+    name = "chart"
+    example = "{{chart run=123}}"
+
+    def pin(self, args: dict[str, str]) -> Pinned:
+        run_id = int_arg(args, "run")
+        run = BenchmarkRun.objects.select_related("artifact").filter(pk=run_id).first()
+        if run is None:
+            raise EmbedError(f"{{{{chart run={run_id}}}}}: no run #{run_id}")
+        rows = exports.run_measurement_rows(run)
+        return Pinned(
+            pinned={
+                "run_id": run.pk,
+                "run_index": run.index,
+                "artifact_id": run.artifact_id,
+                "artifact_sha256": run.artifact.sha256,
+                "parser_version": run.artifact.parser_version,
+            },
+            snapshot={
+                "title": f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks",
+                "gpu": run.gpu,
+                "nccl_version": run.nccl_version,
+                "avg_busbw_gbps": run.avg_busbw_gbps,
+                "columns": list(exports.MEASUREMENT_COLUMNS),
+                "rows": [list(r) for r in rows],
+            },
+        )
+
+    def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str:
+        # pandas and plotly are imported when a chart is drawn, not when the registry is
+        # (every process, the command line included, loads it at start-up).
+        import pandas as pd
+
+        from charts.figures import bandwidth_curve
+        from charts.svg import busbw_svg
+
+        snap, pin = pinned.snapshot, pinned.pinned
+        frame = pd.DataFrame(snap.get("rows", []), columns=snap.get("columns"))
+        caption = format_html(
+            "{} — run #{} of artifact {}… ({} sizes{})",
+            snap.get("title", "run"),
+            pin.get("run_id", "?"),
+            str(pin.get("artifact_sha256", ""))[:12],
+            len(frame),
+            f", avg busbw {snap['avg_busbw_gbps']:.2f} GB/s" if snap.get("avg_busbw_gbps") else "",
+        )
+        if frame.empty:
+            body = "<p class='muted'>The run had no data rows.</p>"
+        elif interactive:
+            body = chart_div(bandwidth_curve(frame).to_json(), dom_id)
+        else:
+            body = busbw_svg(frame)
+        link = ""
+        if interactive and pin.get("run_id"):
+            link = format_html(
+                ' · <a href="{}">run page</a>', reverse("run-detail", args=[pin["run_id"]])
+            )
+        return (
+            f'<figure class="embed embed-chart" data-pin="{escape(pin.get("run_id", ""))}">'
+            f"{body}<figcaption>{caption}{link}</figcaption></figure>"
+        )
+
+
+class ArtifactEmbed:
+    """``{{artifact id=ID}}``: a card with the artifact's name, kind, hash and headline facts."""
+
+    name = "artifact"
+    example = "{{artifact id=12}}"
+
+    def pin(self, args: dict[str, str]) -> Pinned:
+        artifact_id = int_arg(args, "id")
+        artifact = Artifact.objects.filter(pk=artifact_id).first()
+        if artifact is None:
+            raise EmbedError(f"{{{{artifact id={artifact_id}}}}}: no artifact #{artifact_id}")
+        return Pinned(
+            pinned={
+                "artifact_id": artifact.pk,
+                "artifact_sha256": artifact.sha256,
+                "parser_version": artifact.parser_version,
+            },
+            snapshot={
+                "name": artifact.original_name,
+                "kind": artifact.kind,
+                "size": artifact.size,
+                "summary": {k: v for k, v in artifact.summary.items() if _scalar_or_list(v)},
+            },
+        )
+
+    def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str:
+        snap, pin = pinned.snapshot, pinned.pinned
+        facts = "".join(
+            format_html(
+                "<dt>{}</dt><dd>{}</dd>", k, ", ".join(map(str, v)) if isinstance(v, list) else v
+            )
+            for k, v in sorted(snap.get("summary", {}).items())
+        )
+        name = escape(snap.get("name", "artifact"))
+        if interactive and pin.get("artifact_id"):
+            name = format_html(
+                '<a href="{}">{}</a>',
+                reverse("artifact-detail", args=[pin["artifact_id"]]),
+                snap.get("name", "artifact"),
+            )
+        return (
+            f'<figure class="embed embed-artifact" id="{escape(dom_id)}"><figcaption>{name} '
+            f"({escape(snap.get('kind', ''))}, sha256 "
+            f"<code>{escape(str(pin.get('artifact_sha256', ''))[:16])}…</code>)</figcaption>"
+            f'<dl class="facts">{facts}</dl></figure>'
+        )
 
 
 class FindingEmbed:
@@ -33,7 +141,7 @@ class FindingEmbed:
     example = "{{finding id=5}}"
 
     def pin(self, args: dict[str, str]) -> Pinned:
-        finding_id = _int_arg(args, "id")
+        finding_id = int_arg(args, "id")
         finding = Finding.objects.select_related("artifact").filter(pk=finding_id).first()
         if finding is None:
             raise EmbedError(f"{{{{finding id={finding_id}}}}}: no finding #{finding_id}")
@@ -110,7 +218,7 @@ class TraceBreakdownEmbed:
     example = "{{trace id=42}}"
 
     def pin(self, args: dict[str, str]) -> Pinned:
-        artifact_id = _int_arg(args, "id")
+        artifact_id = int_arg(args, "id")
         window = args.get("window", "trace")
         trace = TraceSummary.objects.select_related("artifact").filter(pk=artifact_id).first()
         if trace is None:
@@ -157,6 +265,8 @@ class TraceBreakdownEmbed:
             frame = pd.DataFrame([{"label": snap.get("label", "trace"), **snap}])
             body = chart_div(trace_breakdown_bars(frame, height=220).to_json(), dom_id)
         else:
+            from charts.svg import breakdown_svg  # pandas: only when drawn
+
             body = breakdown_svg(snap)
         link = ""
         if interactive and pin.get("artifact_id"):
@@ -169,33 +279,9 @@ class TraceBreakdownEmbed:
         )
 
 
-def breakdown_svg(snap: dict[str, Any], width: int = 640) -> str:
-    """A static stacked bar of the breakdown with a legend (exports load no JavaScript)."""
-    span = float(snap.get("span_us") or 0)
-    x, bar_w, parts = 10.0, width - 20, []
-    for index, (column, label, colour) in enumerate(TRACE_PARTS):
-        share = max(0.0, float(snap.get(column) or 0)) / span if span else 0.0
-        w = share * bar_w
-        parts.append(
-            f'<rect x="{x:.1f}" y="10" width="{w:.1f}" height="28" fill="{colour}">'
-            f"<title>{escape(label)}: {100 * share:.1f}%</title></rect>"
-        )
-        x += w
-        legend_x = 10 + index * 155
-        parts.append(
-            f'<rect x="{legend_x}" y="50" width="10" height="10" fill="{colour}"/>'
-            f'<text x="{legend_x + 14}" y="59" font-size="11">{escape(label)} '
-            f"{100 * share:.1f}%</text>"
-        )
-    return (
-        f'<svg viewBox="0 0 {width} 70" width="{width}" height="70" role="img" '
-        f'aria-label="GPU time breakdown">{"".join(parts)}</svg>'
-    )
-
-
-def register() -> None:
-    for kind in (FindingEmbed(), TraceBreakdownEmbed()):
-        EMBED_KINDS.setdefault(kind.name, kind)
+def register_evidence_embeds() -> None:
+    """Called by ``ArtifactsConfig.ready``, after every app's models are loaded."""
+    register(RunChartEmbed(), ArtifactEmbed(), FindingEmbed(), TraceBreakdownEmbed())
 
 
 def _port(port: int | None) -> str:
@@ -210,3 +296,9 @@ def _number(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:,.4g}"
     return "—" if value is None else str(value)
+
+
+def _scalar_or_list(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, str | int | float | bool) for v in value) and len(value) <= 20
+    return isinstance(value, str | int | float | bool) or value is None

@@ -1,6 +1,6 @@
 """Three-way merge used for post-mortem save conflicts."""
 
-from incidents.merge import merge3
+from documents.merge import merge3
 
 BASE = "## Summary\nold summary\n\n## Impact\nold impact\n\n## Root cause\nunknown\n"
 

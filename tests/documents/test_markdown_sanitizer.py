@@ -1,10 +1,10 @@
-"""The shared Markdown renderer against hostile input (perfhub.markdown)."""
+"""The shared Markdown renderer against hostile input (documents.markdown)."""
 
 import re
 
 import pytest
 
-from perfhub.markdown import render_markdown
+from documents.markdown import render_markdown
 
 HOSTILE = [
     "<script>alert(1)</script>",
