@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.db.models import Q
 
+from artifacts.fabric.fault_events import FAULT_EVENT_KINDS
 from artifacts.fabric.services import FINDINGS_KINDS
 from artifacts.models import Artifact, Finding, LogEvent
 from artifacts.times import aware_datetime
@@ -34,34 +35,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# Log event kinds worth a timeline entry, with the timeline kind they get. Communicator
-# init/destroy lines are routine and would drown the rest.
-NCCL_EVENT_KINDS = {
-    "nccl_warn": "alert",
-    "comm_abort": "alert",
-    "watchdog_timeout": "alert",
-    "watchdog_exception": "alert",
-    "work_timeout": "alert",
-    "nccl_error": "alert",
-    "dist_backend_error": "alert",
-    "watchdog_stuck": "alert",
-}
-KERNEL_EVENT_KINDS = {
-    "xid": "alert",
-    "sxid": "alert",
-    "gpu_off_bus": "alert",
-    "pcie_aer": "alert",
-    "nic_link": "alert",
-    "oom_kill": "alert",
-}
-# Fabric Manager warnings are routine enough to skip; its errors and NVSwitch/NVLink faults are not.
-FABRIC_MANAGER_EVENT_KINDS = {
-    "fm_nvswitch_fatal": "alert",
-    "fm_nvswitch_non_fatal": "alert",
-    "fm_nvlink_failure": "alert",
-    "fm_error": "alert",
-}
-LOG_EVENT_KINDS = {**NCCL_EVENT_KINDS, **KERNEL_EVENT_KINDS, **FABRIC_MANAGER_EVENT_KINDS}
+# Log event kinds worth a timeline entry (the faults), with the timeline kind they get.
+LOG_EVENT_KINDS = dict.fromkeys(FAULT_EVENT_KINDS, "alert")
 # Which log a kind's events come from: the suggestion key prefix and source name.
 LOG_SOURCES = {"dmesg": ("log", "dmesg"), "fabric_manager": ("fm", "fabric_manager")}
 MAX_PER_ARTIFACT = 100

@@ -133,14 +133,14 @@ def pages_for_symptoms(observed: Observed, *, limit: int = 12) -> list[tuple[Any
 
 
 def observed_in_artifacts(artifact_ids: list[int], runs: list[int] | None = None) -> Observed:
+    from artifacts.fabric.fault_events import FAULT_EVENT_KINDS
     from artifacts.models import Finding, LogEvent
     from baselines.models import Alert
-    from incidents.suggestions import LOG_EVENT_KINDS
 
     seen = Observed()
     if not artifact_ids:
         return seen
-    events = LogEvent.objects.filter(artifact_id__in=artifact_ids, kind__in=LOG_EVENT_KINDS)
+    events = LogEvent.objects.filter(artifact_id__in=artifact_ids, kind__in=FAULT_EVENT_KINDS)
     for kind, text, extra in events.values_list("kind", "text", "extra")[:MAX_TEXTS]:
         seen.symptoms.add(f"log:{kind}")
         seen.texts.append(text)

@@ -47,9 +47,9 @@ def test_matching_is_exact_for_kinds_and_substring_for_texts():
 
 
 def test_every_starter_declaration_names_a_real_rule_or_event_kind(starter_pages):
+    from artifacts.fabric.fault_events import FAULT_EVENT_KINDS
     from artifacts.fabric.rules import RULES_BY_ID
     from baselines.models import Alert
-    from incidents.suggestions import LOG_EVENT_KINDS
 
     declared = [s for p in Page.objects.all() for s in p.symptoms]
     assert len(declared) > 60
@@ -58,7 +58,7 @@ def test_every_starter_declaration_names_a_real_rule_or_event_kind(starter_pages
         if kind == "rule":
             assert value in RULES_BY_ID, symptom
         elif kind == "log":
-            assert value in LOG_EVENT_KINDS, symptom
+            assert value in FAULT_EVENT_KINDS, symptom
         elif kind == "alert":
             assert value in Alert.Kind.values, symptom
 
