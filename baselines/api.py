@@ -8,7 +8,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 from artifacts.models import BenchmarkRun
 from baselines import querysets, services
 from baselines.comparing import comparison_preview
+from baselines.limits.reads import Unavailable, run_efficiency
 from baselines.models import (
     Alert,
     AlertSummary,
@@ -39,6 +40,7 @@ from baselines.serializers import (
     HostMappingSerializer,
     ProfileSerializer,
     RunComparisonSerializer,
+    RunEfficiencySerializer,
     SeriesPointSerializer,
     SeriesSerializer,
     StackSerializer,
@@ -324,3 +326,24 @@ class RunComparisonView(APIView):
             "what_changed": [c.__dict__ for c in changes],
         }  # fmt: skip
         return Response(RunComparisonSerializer(body).data)
+
+
+class RunEfficiencyView(APIView):
+    """One run against its hardware's limits (docs/efficiency.md)."""
+
+    @extend_schema(
+        responses={
+            200: RunEfficiencySerializer,
+            404: OpenApiResponse(description="no such run, or its hardware limits are unknown "
+                                 "(``detail`` says which input is missing)"),
+        },
+        description="The run measured against what its hardware can do: the bottleneck of "
+        "its collective and topology (NVLink, per-node network, PCIe), the peak busbw it "
+        "implies, every input with its source, and per message size busbw as % of the peak.",
+        operation_id="runs_efficiency_retrieve",
+    )  # fmt: skip
+    def get(self, request: Request, pk: int) -> Response:
+        result = run_efficiency(get_object_or_404(BenchmarkRun, pk=pk))
+        if isinstance(result, Unavailable):
+            return Response({"detail": result.reason}, status=status.HTTP_404_NOT_FOUND)
+        return Response(RunEfficiencySerializer(result.to_json()).data)

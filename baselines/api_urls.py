@@ -8,6 +8,7 @@ from baselines.api import (
     HostMappingViewSet,
     ProfileViewSet,
     RunComparisonView,
+    RunEfficiencyView,
     SeriesViewSet,
     StackViewSet,
     SubscriptionViewSet,
@@ -27,5 +28,6 @@ router.register("subscriptions", SubscriptionViewSet, basename="api-subscription
 urlpatterns = [
     # Beside the artifacts router's runs/{id}/: included before it in perfhub/urls.py.
     path("runs/<int:pk>/comparison/", RunComparisonView.as_view(), name="api-run-comparison"),
+    path("runs/<int:pk>/efficiency/", RunEfficiencyView.as_view(), name="api-run-efficiency"),
     *router.urls,
 ]

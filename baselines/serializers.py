@@ -248,3 +248,32 @@ class RunComparisonSerializer(serializers.Serializer):
     sizes = ComparisonSizeSerializer(many=True)
     ranges = ComparisonRangeSerializer(many=True)
     what_changed = StackChangeSerializer(many=True)
+
+
+class EfficiencySizeSerializer(serializers.Serializer):
+    size_bytes = serializers.IntegerField()
+    busbw_gbps = serializers.FloatField(allow_null=True)
+    pct_of_peak = serializers.FloatField(allow_null=True)
+
+
+class RunEfficiencySerializer(serializers.Serializer):
+    """``GET /api/v1/runs/{id}/efficiency/`` (docs/efficiency.md)."""
+
+    run = serializers.IntegerField()
+    peak_busbw_gbps = serializers.FloatField(help_text="GB/s the bottleneck allows")
+    bottleneck = serializers.ChoiceField(
+        choices=["nvlink", "network", "pcie", "nic_line_rate", "override"]
+    )
+    model = serializers.JSONField(
+        help_text="every input of the model: name -> {value, unit, source} (GPU model, NVLink "
+        "links and rate, PCIe, NICs and line rate, per-node network per host, ranks, nodes)"
+    )
+    bottleneck_label = serializers.CharField()
+    explanation = serializers.CharField(allow_blank=True)
+    bounds_gbps = serializers.DictField(child=serializers.FloatField())
+    notes = serializers.ListField(child=serializers.CharField())
+    profile = serializers.CharField(allow_null=True)
+    metric = serializers.CharField()
+    large_message = EfficiencySizeSerializer(allow_null=True)
+    threshold_pct = serializers.FloatField()
+    sizes = EfficiencySizeSerializer(many=True)

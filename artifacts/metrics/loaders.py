@@ -19,6 +19,7 @@ from artifacts.fabric.loaders import (
     observed_at,
 )
 from artifacts.models import Artifact
+from perfhub.hooks import Hook
 
 
 def load_prometheus(artifact: Artifact, result: Any) -> None:
@@ -31,12 +32,13 @@ def load_prometheus(artifact: Artifact, result: Any) -> None:
     facts.save()
 
 
-def load_metrics_upload(artifact: Artifact, result: Any) -> None:
-    # Metrics uploads become benchmark runs whose points the baselines app defines; imported
-    # here, not at module level, so the parse path loads baselines only for this kind.
-    from baselines.evidence_store import load_metrics
+# Metrics uploads become benchmark runs whose points the baselines app defines, so it provides
+# the loader (BaselinesConfig.ready); without it the parse fails naming the missing hook.
+store_metrics_runs: Hook[Callable[[Artifact, Any], None]] = Hook("store a metrics upload's runs")
 
-    load_metrics(artifact, result)
+
+def load_metrics_upload(artifact: Artifact, result: Any) -> None:
+    store_metrics_runs(artifact, result)
 
 
 METRICS_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import status, viewsets
-from rest_framework.decorators import action
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import viewsets
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -14,9 +13,7 @@ from artifacts.runs.querysets import runs_filtered
 from artifacts.runs.serializers import (
     RunBriefSerializer,
     RunDetailSerializer,
-    RunEfficiencySerializer,
 )
-from baselines.limits.reads import Unavailable, run_efficiency
 
 _RUN_FILTERS = [
     OpenApiParameter("collective", str),
@@ -45,20 +42,3 @@ class RunViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(parameters=_RUN_FILTERS)
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
-
-    @extend_schema(
-        responses={
-            200: RunEfficiencySerializer,
-            404: OpenApiResponse(description="no such run, or its hardware limits are unknown "
-                                 "(``detail`` says which input is missing)"),
-        },
-        description="The run measured against what its hardware can do: the bottleneck of "
-        "its collective and topology (NVLink, per-node network, PCIe), the peak busbw it "
-        "implies, every input with its source, and per message size busbw as % of the peak.",
-    )  # fmt: skip
-    @action(detail=True, methods=["get"], url_path="efficiency")
-    def efficiency(self, request: Request, pk: str | None = None) -> Response:
-        result = run_efficiency(self.get_object())
-        if isinstance(result, Unavailable):
-            return Response({"detail": result.reason}, status=status.HTTP_404_NOT_FOUND)
-        return Response(RunEfficiencySerializer(result.to_json()).data)

@@ -9,9 +9,9 @@ from django.shortcuts import get_object_or_404, render
 from artifacts.exports import csv_response, json_response
 from artifacts.runs import exports
 from artifacts.runs.forms import RunFilterForm
+from artifacts.runs.hooks import run_limits
 from artifacts.runs.models import BenchmarkRun
 from artifacts.runs.querysets import run_filter_options, runs_filtered
-from baselines.limits.reads import RunEfficiency, run_efficiency
 from charts.figures import bandwidth_curve_spec, figure_json
 from perfhub.paging import page_of
 
@@ -42,12 +42,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         return json_response(f"run-{run.pk}.json", exports.run_as_json(run))
     rows = pd.DataFrame(exports.run_measurement_rows(run), columns=exports.MEASUREMENT_COLUMNS)
     title = f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks"
-    efficiency = run_efficiency(run)
-    known = efficiency if isinstance(efficiency, RunEfficiency) else None
-    pct = known.pct_by_size() if known else {}
+    limits = run_limits(run)
     measurements = list(run.measurements.all())
-    peak = known.peak.peak_busbw_gbps if known else None
-    label = f"peak {peak:g} GB/s ({known.bottleneck_label})" if known and peak else ""
     return render(
         request,
         "runs/run_detail.html",
@@ -55,10 +51,12 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "run": run,
             "ranks": run.ranks.all(),
             "measurements": measurements,
-            "rows": [(m, pct.get(m.size_bytes)) for m in measurements],
-            "efficiency": known,
-            "efficiency_reason": None if known else getattr(efficiency, "reason", ""),
-            "chart": figure_json(bandwidth_curve_spec(rows, peak_gbps=peak, peak_label=label))
+            "rows": [(m, limits.pct_by_size.get(m.size_bytes)) for m in measurements],
+            "efficiency": limits.efficiency,
+            "efficiency_reason": limits.reason,
+            "chart": figure_json(
+                bandwidth_curve_spec(rows, peak_gbps=limits.peak_gbps, peak_label=limits.peak_label)
+            )
             if len(rows)
             else None,
             "title": title,

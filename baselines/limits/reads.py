@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db.models import Max
 
 from artifacts.models import BenchmarkRun, HostFact
+from artifacts.runs.hooks import RunLimits
 from baselines.host_facts import FACTS_WINDOW
 from baselines.models import HardwareProfile, RunContext, Series
 from hardware import efficiency as eff
@@ -117,6 +118,20 @@ class RunEfficiency:
 @dataclass(frozen=True)
 class Unavailable:
     reason: str
+
+
+def run_page_limits(run: BenchmarkRun) -> RunLimits:
+    """The run page's view of ``run_efficiency`` (provides ``artifacts.runs.hooks.run_limits``)."""
+    result = run_efficiency(run)
+    if isinstance(result, Unavailable):
+        return RunLimits(reason=result.reason)
+    peak = result.peak.peak_busbw_gbps
+    return RunLimits(
+        efficiency=result,
+        pct_by_size=result.pct_by_size(),
+        peak_gbps=peak,
+        peak_label=f"peak {peak:g} GB/s ({result.bottleneck_label})" if peak else "",
+    )
 
 
 def run_efficiency(run: BenchmarkRun) -> RunEfficiency | Unavailable:
