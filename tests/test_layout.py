@@ -1,5 +1,5 @@
 """The package layout stays findable: small folders, no prefix families, no import cycles,
-pure parsers, and wiring (perfhub/) that imports no app at module level.
+pure parsers, and layers whose imports all point down (docs/architecture.md, "Layers").
 
 Imports are read with ``ast`` from the source, so a cycle hidden behind a function-level
 import ("keep the cycle lazy") fails too.
@@ -13,7 +13,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("perfhub", "artifacts", "baselines", "incidents", "reports", "knowledge")
+# The layers, bottom first. A module imports only its own package and packages of lower
+# layers; packages that share a layer import each other neither. What a lower app needs from a
+# higher one it gets through a hook, a registry or a template tag the higher app fills.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("perfhub",),  # wiring and helpers (settings, urls by name, units, paging, roles, hooks)
+    ("charts", "hardware", "documents"),  # shared: figures, the hardware model, documents
+    ("artifacts",),  # evidence: uploads, parsers, families
+    ("baselines",),  # profiles, stacks, series, regressions, hardware limits of runs
+    ("reports", "knowledge"),  # comparison reports; the knowledge base
+    ("incidents",),  # incidents and post-mortems cite everything below
+)
+APPS = tuple(package for layer in LAYERS for package in layer)
+LAYER_OF = {package: depth for depth, layer in enumerate(LAYERS) for package in layer}
 MAX_MODULES = 30
 
 
@@ -155,13 +167,56 @@ def test_parsers_import_no_django_and_no_app_code() -> None:
     assert not bad, bad
 
 
-def test_wiring_imports_no_app_at_module_level() -> None:
+def _against_the_layers(
+    imports: dict[str, list[tuple[str, int]]], layer_of: dict[str, int]
+) -> list[tuple[str, int, str]]:
+    """(module, line, target) of every import of a package above the module's or beside it."""
+    bad = []
+    for name, targets in imports.items():
+        own = name.split(".")[0]
+        for target, line in targets:
+            top = target.split(".")[0]
+            if top in layer_of and top != own and layer_of[top] >= layer_of[own]:
+                bad.append((name, line, target))
+    return bad
+
+
+def test_the_layer_rule_finds_imports_that_point_up_or_across() -> None:
+    layer_of = {"low": 0, "mid": 1, "peer": 1, "high": 2}
+    imports = {
+        "mid.a": [("low.x", 1), ("mid.b", 2)],  # down, and within its own package: fine
+        "mid.b": [("high.y", 3)],  # up
+        "peer.c": [("mid.a", 4)],  # across
+        "low.x": [("os", 5), ("django.db", 6)],  # outside the project
+    }
+    assert _against_the_layers(imports, layer_of) == [
+        ("mid.b", 3, "high.y"),
+        ("peer.c", 4, "mid.a"),
+    ]
+
+
+def test_every_import_points_down_the_layers() -> None:
+    imports = {name: list(_imports(name)) for name in MODULES}
+    bad = [
+        f"{MODULES[name].relative_to(ROOT)}:{line} imports {target}: "
+        f"{target.split('.')[0]} does not stand below {name.split('.')[0]}"
+        for name, line, target in _against_the_layers(imports, LAYER_OF)
+    ]
+    assert not bad, "use a hook (perfhub/hooks.py), a registry or a template tag: " + "; ".join(bad)
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert packages == set(APPS), "add the package to LAYERS (and docs/architecture.md)"
+
+
+def test_the_hardware_model_is_pure() -> None:
     bad = [
         f"{MODULES[name].relative_to(ROOT)}:{line} imports {target}"
         for name in MODULES
-        if name.startswith("perfhub")
-        for target, line in _imports(name, top_level_only=True)
-        if target.split(".")[0] in APPS and target.split(".")[0] != "perfhub"
+        if name.split(".")[0] == "hardware"
+        for target, line in _imports(name)
+        if target.split(".")[0] in {"django", "rest_framework", "celery", "pandas", "plotly"}
     ]
     assert not bad, bad
 

@@ -1,4 +1,8 @@
-"""Load the project's generated demo data through the real ingest path (idempotent)."""
+"""Load the project's generated demo data through the real ingest path (idempotent).
+
+A baselines command: besides the demo nccl-tests runs (artifacts) it can bulk-load long
+histories, which are baselines' series and alerts.
+"""
 
 from __future__ import annotations
 
