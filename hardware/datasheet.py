@@ -42,7 +42,7 @@ _NV_GB200 = "NVIDIA GB200 NVL72 datasheet: NVLink 1.8 TB/s per GPU (18 x NVLink5
 _AMD_MI300 = "AMD Instinct MI300X datasheet: 7 x Infinity Fabric links, 896 GB/s peak aggregate"
 _AMD_MI250 = "AMD Instinct MI250X datasheet: Infinity Fabric 800 GB/s per module (2 GCDs)"
 
-# Keyed by the model ``baselines.facts.gpu_model`` reads from a GPU name.
+# Keyed by the model ``hardware.gpus.gpu_model`` reads from a GPU name.
 GPUS: dict[str, GpuLinks] = {
     "V100": GpuLinks("V100", 6, 25.0, True, "NVIDIA V100 datasheet: NVLink 300 GB/s", 3),
     "A100": GpuLinks("A100", 12, 25.0, True, _NV_A100, 4),
