@@ -22,7 +22,7 @@ from django.utils.safestring import mark_safe
 from reports.kinds import get_kind
 from reports.kinds.base import Chart
 from reports.models import Report
-from reports.tables import formatted_rows, records
+from reports.tables import DECIMAL_FORMATS, formatted_rows, records
 
 FORMATS = ("html", "csv", "json", "md", "png", "svg")
 IMAGE_FORMATS = ("png", "svg")
@@ -163,7 +163,7 @@ def report_markdown(report: Report) -> bytes:
 
 
 def _numeric(column: dict[str, Any]) -> bool:
-    return column.get("format") in ("int", "number", "percent")
+    return column.get("format") in ("int", *DECIMAL_FORMATS)
 
 
 def _md_cell(text: str) -> str:

@@ -17,9 +17,11 @@ import pandas as pd
 
 from perfhub.units import human_bytes
 
-# How a column prints: "text" as is, "int" without decimals, "number"/"percent" with a fixed
-# number of decimals, "bytes" as a human size (the exact byte count goes in a sibling column).
-FORMATS = ("text", "int", "number", "percent", "bytes")
+# How a column prints: "text" as is, "int" without decimals, "number" with a fixed number of
+# decimals, "percent" a change (Δ %, signed: "+2.1"), "share" a part of a whole (% of peak,
+# unsigned: "80.4"), "bytes" as a human size (the exact byte count goes in a sibling column).
+FORMATS = ("text", "int", "number", "percent", "share", "bytes")
+DECIMAL_FORMATS = ("number", "percent", "share")
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ def format_cell(value: Any, column: dict[str, Any]) -> str:
         return human_bytes(value)
     if fmt == "int":
         return str(int(value))
-    if fmt in ("number", "percent"):
+    if fmt in DECIMAL_FORMATS:
         decimals = int(column.get("decimals", 2))
         text = f"{float(value):.{decimals}f}"
         return f"+{text}" if fmt == "percent" and float(value) > 0 else text
@@ -107,7 +109,7 @@ def _json_value(value: Any, column: Column) -> Any:
         return None
     if column.format == "int" or column.format == "bytes":
         return int(value)
-    if column.format in ("number", "percent"):
+    if column.format in DECIMAL_FORMATS:
         return round(float(value), column.decimals)
     if isinstance(value, list | tuple):
         return [str(v) for v in value]

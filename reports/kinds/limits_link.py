@@ -24,7 +24,7 @@ EFFICIENCY_TABLE = (
     Column("size", "at"),
     Column("peak_busbw_gbps", "peak GB/s", "number", 1),
     Column("bottleneck", "bottleneck"),
-    Column("pct_of_peak", "% of peak", "percent", 1),
+    Column("pct_of_peak", "% of peak", "share", 1),
 )
 
 

@@ -253,6 +253,8 @@ def test_tables_round_once_and_print_the_same_text_everywhere():
         "x",
     ]
     assert format_cell(7.91, {"format": "percent", "decimals": 2}) == "+7.91"
+    # a share of a whole (% of peak) has no sign: "+107.2" reads as a gain
+    assert format_cell(107.24, {"format": "share", "decimals": 1}) == "107.2"
     assert records(table) == [{"size_bytes": 1024, "v": 12.35, "d": -7.9, "n": None, "t": "x"}]
     assert list(thaw(table).columns) == ["size_bytes", "v", "d", "n", "t"]
     with pytest.raises(KeyError, match="lacks columns"):

@@ -8,7 +8,7 @@ from baselines.models import HardwareProfile
 from baselines.services import artifact_evaluate
 from reports.kinds import ReportInputError
 from reports.services import report_create
-from reports.tables import records
+from reports.tables import formatted_rows, records
 from tests.reports.conftest import ingest_bytes
 from tests.samples import sample
 
@@ -69,3 +69,7 @@ def test_runs_report_has_an_efficiency_table(editor):  # type: ignore[no-untyped
         (361.86, 450.0, 80.4),
     ]
     assert {r["bottleneck"] for r in rows} == {"nvlink"}
+    # printed as a share, without a sign
+    table = report.table("efficiency")
+    column = next(i for i, c in enumerate(table["columns"]) if c["key"] == "pct_of_peak")
+    assert {line[column] for line in formatted_rows(table)} >= {"80.4"}
