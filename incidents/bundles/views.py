@@ -53,12 +53,17 @@ def bundle_build_view(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
 
 @editor_required
 def bundle_preview_view(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
-    """What redaction would replace in the chosen artifacts (GET, same fields as the build)."""
+    """What redaction would replace in the chosen artifacts (POST, same fields as the build).
+
+    A POST, not a GET: the form carries the CSRF token, which must never land in a URL (the
+    browser history, proxy logs, a pasted link).
+    """
     incident, ticket, artifacts = _owner(kind, pk)
     tickets = incident.vendor_tickets.all() if incident else None
-    # Opened without a choice (a bookmark, the back button): start from the defaults (every
-    # artifact ticked, redaction on) rather than an error and an unticked "Redact" box.
-    form = BundleForm(request.GET or None, artifacts=artifacts, tickets=tickets)
+    # Opened without a choice (a bookmark, the back button, a GET): start from the defaults
+    # (every artifact ticked, redaction on) rather than an error and an unticked "Redact" box.
+    data = request.POST if request.method == "POST" else None
+    form = BundleForm(data, artifacts=artifacts, tickets=tickets)
     preview, error = None, ""
     if form.is_valid():
         try:
@@ -82,7 +87,6 @@ def bundle_preview_view(request: HttpRequest, kind: str, pk: int) -> HttpRespons
             "form": form,
             "preview": preview,
             "error": error,
-            "query": request.GET.urlencode(),
         },
     )
 

@@ -160,11 +160,26 @@ def test_build_a_bundle_from_the_page_and_download_it(editor_client, incident, e
     assert bundle.sha256 in page and 'id="bundle-download"' in page
     download = editor_client.get(f"/bundles/{bundle.pk}/download/")
     assert download["Content-Disposition"].startswith("attachment;")
-    preview = editor_client.get(
+    preview = editor_client.post(
         f"/incidents/{incident.pk}/bundles/preview/", {"artifacts": [ok_artifact.pk]}
     )
     html = preview.content.decode()
     assert preview.status_code == 200 and "cnode2-001" in html and "host-00" in html
+
+
+def test_the_redaction_preview_is_a_post_so_no_token_lands_in_a_url(
+    editor_client, incident, editor, ok_artifact
+):
+    incident_attach_artifacts(incident=incident, artifact_ids=[ok_artifact.pk], by=editor)
+    page = editor_client.get(f"/incidents/{incident.pk}/").content.decode()
+    form = page[page.rindex("<form", 0, page.index('id="preview-redaction"')) :]
+    assert 'method="post"' in form[: form.index(">")] and 'formmethod="get"' not in form
+    # a GET (a bookmark, an old link with a token in it) ignores its query: the defaults show
+    opened = editor_client.get(
+        f"/incidents/{incident.pk}/bundles/preview/",
+        {"artifacts": [ok_artifact.pk], "csrfmiddlewaretoken": "x"},
+    ).content.decode()
+    assert "host-00" not in opened and "Preview redaction" in opened
 
 
 def test_vendor_ticket_pages_and_sent_bundle(editor_client, incident, editor, ok_artifact):
