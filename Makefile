@@ -6,6 +6,9 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 $(wildcard $(HOME)/.
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# Where `make run` serves: `make run PORT=8001`, `make run HOST=0.0.0.0`.
+HOST ?= 127.0.0.1
+PORT ?= 8000
 
 .PHONY: run test setup lint format check worker clean
 
@@ -20,11 +23,12 @@ setup: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 
 run: setup
+	@$(BIN)/python -m perfhub.ports $(HOST) $(PORT)
 	$(BIN)/python manage.py ensure_demo_user
 	$(BIN)/python manage.py seed_demo
 	$(BIN)/python manage.py load_kb
-	@echo "PerfHub on http://127.0.0.1:8000/  (Ctrl-C stops the web server and the worker)"
-	$(BIN)/honcho start
+	@echo "PerfHub on http://$(HOST):$(PORT)/  (Ctrl-C stops the web server and the worker)"
+	PERFHUB_HOST=$(HOST) PERFHUB_PORT=$(PORT) $(BIN)/honcho start
 
 worker: setup
 	$(BIN)/celery -A perfhub worker -l info
