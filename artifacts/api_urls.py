@@ -1,10 +1,10 @@
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from artifacts.api import ArtifactViewSet
 from artifacts.runs.api import RunViewSet
 
-# One router for the core and the runs family, so the API root lists both.
-router = DefaultRouter()
+# The API root (perfhub/api_root.py) lists every app's groups; routers here have none.
+router = SimpleRouter()
 router.register("artifacts", ArtifactViewSet, basename="api-artifact")
 router.register("runs", RunViewSet, basename="api-run")
 

@@ -1,9 +1,9 @@
 from django.urls import path
-from rest_framework.routers import DefaultRouter
+from rest_framework.routers import SimpleRouter
 
 from knowledge.api import PageViewSet, search_api
 
-router = DefaultRouter()
+router = SimpleRouter()
 router.register("pages", PageViewSet, basename="api-page")
 
 urlpatterns = [

@@ -16,6 +16,7 @@ from typing import Any
 import dj_database_url
 import django
 
+from perfhub.api_areas import TAG_DESCRIPTIONS as _API_TAGS
 from perfhub.env import env_bool, env_choice, env_int, env_list, env_str, env_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -229,11 +230,17 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": PERFHUB_PAGE_SIZE,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "perfhub.schema.AreaAutoSchema",
 }
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "PerfHub API",
-    "DESCRIPTION": "Ingest performance evidence and read what PerfHub made of it.",
+    "DESCRIPTION": "Ingest performance evidence and read what PerfHub made of it. "
+    "[Back to PerfHub](/) · [API root](/api/v1/) · [your API token](/account/token/)",
+    # Request bodies get their own components, so an upload's ``file`` is a binary string
+    # (Swagger's "Try it out" then offers a file picker) rather than a URI.
+    "COMPONENT_SPLIT_REQUEST": True,
+    "TAGS": [{"name": tag, "description": text} for tag, text in _API_TAGS.items()],
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],

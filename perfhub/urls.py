@@ -5,6 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from perfhub import views
+from perfhub.api_root import ApiRootView
 
 urlpatterns = [
     path(
@@ -17,6 +18,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("artifacts.urls")),
     path("", include("artifacts.runs.urls")),
+    path("api/v1/", ApiRootView.as_view(), name="api-root"),
     path("baselines/", include("baselines.urls")),
     # before the artifacts API: it adds runs/{id}/comparison/ beside the runs router
     path("api/v1/", include("baselines.api_urls")),
