@@ -26,7 +26,7 @@ run: setup
 	@$(BIN)/python -m perfhub.ports $(HOST) $(PORT)
 	$(BIN)/python manage.py ensure_demo_user
 	$(BIN)/python manage.py seed_demo
-	$(BIN)/python manage.py load_kb
+	$(BIN)/python manage.py load_kb --owner demo
 	@echo "PerfHub on http://$(HOST):$(PORT)/  (Ctrl-C stops the web server and the worker)"
 	PERFHUB_HOST=$(HOST) PERFHUB_PORT=$(PORT) $(BIN)/honcho start
 

@@ -209,7 +209,7 @@ def page_import(text: str, *, by: Any, mode: Mode = "update", default_slug: str 
             return ImportOutcome(
                 parsed.slug, "skipped", f"{parsed.slug}: exists; left as is", existing
             )
-        if mode == "loader" and not _last_change_by_loader(existing):
+        if mode == "loader" and not last_change_by_loader(existing):
             return ImportOutcome(
                 parsed.slug,
                 "skipped",
@@ -240,7 +240,7 @@ def _owner_or_none(parsed: ParsedPage) -> Any:
     return user
 
 
-def _last_change_by_loader(page: Page) -> bool:
+def last_change_by_loader(page: Page) -> bool:
     latest = page.revisions.order_by("-number").first()
     return latest is None or (
         latest.author_id is None and latest.message.startswith(LOADER_MESSAGE)

@@ -155,6 +155,24 @@ def test_load_kb_is_idempotent_and_respects_edits(db, editor, tmp_path):
     assert page.body.startswith("New upstream text.") and page.revision == 3
 
 
+def test_loaded_starter_pages_are_fresh_and_owned_by_the_loading_team(db, editor):
+    from knowledge.models import Verification
+    from knowledge.querysets import stale_page_ids, with_freshness
+
+    call_command("load_kb", "--owner", editor.username, stdout=io.StringIO())
+    pages = with_freshness(Page.objects.filter(status="published"))
+    assert pages and not stale_page_ids()
+    assert {p.freshness.state for p in pages} == {"fresh"}
+    assert {p.owner for p in Page.objects.all()} == {editor}
+    note = Verification.objects.filter(page=pages[0]).get().note
+    assert note.startswith(f"Loaded from {pages[0].slug}.md by load_kb")
+    # loading again changes nothing: no second verification for unchanged content
+    call_command("load_kb", "--owner", editor.username, stdout=io.StringIO())
+    assert Verification.objects.count() == Page.objects.count()
+    with pytest.raises(CommandError, match="no such user"):
+        call_command("load_kb", "--owner", "nobody", stdout=io.StringIO())
+
+
 def test_load_kb_updates_pages_it_loaded_itself(db, tmp_path):
     folder = tmp_path / "c"
     folder.mkdir()
