@@ -73,6 +73,14 @@ def _grouped(values: QuerySet, key: str = "profile_id") -> dict[int, int]:
     return {row[key]: row["n"] for row in values.order_by().annotate(n=Count("pk"))}
 
 
+def profiles_by_data() -> list[str]:
+    """Profile slugs, the one with the most series first (what a matrix page opens on: an
+    automatic profile made by a single upload has one or two series, a tracked one hundreds)."""
+    counts = _grouped(Series.objects.values("profile_id"))
+    profiles = HardwareProfile.objects.values_list("pk", "slug")
+    return [slug for _, slug in sorted(profiles, key=lambda p: (-counts.get(p[0], 0), p[1]))]
+
+
 def profile_runs(profile: HardwareProfile) -> QuerySet[BenchmarkRun]:
     return (
         BenchmarkRun.objects.filter(context__profile=profile)

@@ -524,7 +524,7 @@ def summary_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def version_matrix(request: HttpRequest) -> HttpResponse:
-    profiles = list(HardwareProfile.objects.values_list("slug", flat=True))
+    profiles = querysets.profiles_by_data()
     params = request.GET.copy()
     if profiles and not params.get("profile"):
         params["profile"] = profiles[0]

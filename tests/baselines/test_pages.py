@@ -208,6 +208,14 @@ def test_version_matrix_colours_the_regressed_bucket_and_links_to_the_comparison
     assert len(big) == 1 and float(big[0]["delta_pct"]) < -6
 
 
+def test_version_matrix_opens_on_the_profile_with_most_data(editor_client, h200):
+    # an automatic profile of a single upload, first by name, with no series at all
+    HardwareProfile.objects.create(slug="aaa-auto", name="aaa auto")
+    page = editor_client.get("/baselines/matrix/").content.decode()
+    assert f'<option value="{h200.slug}" selected>' in page
+    assert "2.23.4" in page  # the h200 matrix, not an empty one
+
+
 def test_version_matrix_figure_is_embedded_once_with_the_cells_links(editor_client, h200):
     page = editor_client.get("/baselines/matrix/", {"profile": h200.slug}).content.decode()
     start = '<script id="matrix-figure" type="application/json">'
