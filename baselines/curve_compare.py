@@ -88,9 +88,11 @@ class ChangedRange:
     low_bytes: int
     high_bytes: int
     direction: Literal["improved", "regressed"]
-    delta_pct: float  # median delta% over the range's sizes
+    delta_pct: float  # mean delta% over the range's sizes
     sizes: int  # how many sizes the range holds
-    label: str  # "256 MiB-8 GiB -9%"
+    label: str  # "256 MiB-8 GiB -9% mean, -11% at 1 GiB" (printed with en dash and minus)
+    extreme_pct: float = 0.0  # the range's largest change (its worst size when regressed)
+    extreme_bytes: int = 0  # the size it is at
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -98,6 +100,8 @@ class ChangedRange:
             "high_bytes": self.high_bytes,
             "direction": self.direction,
             "delta_pct": _num(self.delta_pct),
+            "extreme_pct": _num(self.extreme_pct),
+            "extreme_bytes": self.extreme_bytes,
             "sizes": self.sizes,
             "label": self.label,
         }
@@ -217,9 +221,15 @@ def _pct_text(delta: float) -> str:
     return ("+" if delta > 0 else "\u2212") + text + "%"
 
 
-def _range_label(low: int, high: int, delta: float) -> str:
-    span = human_bytes(low) if low == high else f"{human_bytes(low)}\u2013{human_bytes(high)}"
-    return f"{span} {_pct_text(delta)}"
+def _range_label(low: int, high: int, mean: float, extreme: float, extreme_bytes: int) -> str:
+    """ "32 MiB -11%"; "32 MiB-512 MiB -4.1% mean, -11% at 32 MiB": a range's mean alone
+    would hide its worst size."""
+    if low == high:
+        return f"{human_bytes(low)} {_pct_text(mean)}"
+    text = f"{human_bytes(low)}\u2013{human_bytes(high)} {_pct_text(mean)}"
+    if _pct_text(extreme) == _pct_text(mean):
+        return text
+    return f"{text} mean, {_pct_text(extreme)} at {human_bytes(extreme_bytes)}"
 
 
 # ------------------------------------------------------------------------------- compare
@@ -331,7 +341,7 @@ def compare_curves(
             )
         )
 
-    ranges, isolated = _ranges(results, min_range_sizes)
+    ranges, isolated = _ranges(results, min_range_sizes, tolerance_pct)
     directions = {r.direction for r in ranges}
     verdict: Verdict = "unchanged"
     if len(directions) > 1:
@@ -359,9 +369,10 @@ def compare_curves(
 
 
 def _ranges(
-    results: list[SizeComparison], min_range_sizes: int
+    results: list[SizeComparison], min_range_sizes: int, tolerance_pct: float
 ) -> tuple[list[ChangedRange], list[int]]:
-    """Contiguous runs of sizes changed the same way; short runs come back as isolated."""
+    """Contiguous runs of sizes changed the same way and by similar amounts; short runs come
+    back as isolated."""
     ranges: list[ChangedRange] = []
     isolated: list[int] = []
     # With very few sizes on the curve, one size is all the evidence there can be.
@@ -375,21 +386,58 @@ def _ranges(
         if change != "unchanged":
             block = results[k : end + 1]
             if len(block) >= needed:
-                delta = float(np.median([s.delta_pct for s in block]))
-                ranges.append(
-                    ChangedRange(
-                        low_bytes=block[0].size_bytes,
-                        high_bytes=block[-1].size_bytes,
-                        direction=change,
-                        delta_pct=delta,
-                        sizes=len(block),
-                        label=_range_label(block[0].size_bytes, block[-1].size_bytes, delta),
-                    )
-                )
+                ranges += [
+                    _changed_range(part, change)
+                    for part in _agreeing_parts(block, needed, tolerance_pct)
+                ]
             else:
                 isolated.extend(s.size_bytes for s in block)
         k = end + 1
     return ranges, isolated
+
+
+def _agrees(magnitudes: list[float], tolerance_pct: float) -> bool:
+    """Sizes agree when the largest change is at most twice the smallest plus the tolerance:
+    -9 % and -10 % agree, -11 % and -2.5 % do not (one range would say "-4 %" for both)."""
+    return max(magnitudes) <= 2 * min(magnitudes) + tolerance_pct
+
+
+def _agreeing_parts(
+    block: list[SizeComparison], needed: int, tolerance_pct: float
+) -> list[list[SizeComparison]]:
+    """``block`` (sizes changed the same way) cut where neighbouring sizes disagree, each part
+    still long enough to be a range (a short part joins the neighbour closest to it)."""
+    parts: list[list[SizeComparison]] = [[block[0]]]
+    for size in block[1:]:
+        magnitudes = [abs(s.delta_pct) for s in (*parts[-1], size)]
+        if _agrees(magnitudes, tolerance_pct):
+            parts[-1].append(size)
+        else:
+            parts.append([size])
+    while len(parts) > 1 and (short := next((p for p in parts if len(p) < needed), None)):
+        i = parts.index(short)
+        mean = float(np.mean([abs(s.delta_pct) for s in short]))
+        neighbours = [j for j in (i - 1, i + 1) if 0 <= j < len(parts)]
+        j = min(neighbours, key=lambda n: abs(np.mean([abs(s.delta_pct) for s in parts[n]]) - mean))
+        low, high = sorted((i, j))
+        parts[low : high + 1] = [parts[low] + parts[high]]
+    return parts
+
+
+def _changed_range(part: list[SizeComparison], change: Any) -> ChangedRange:
+    mean = float(np.mean([s.delta_pct for s in part]))
+    extreme = max(part, key=lambda s: abs(s.delta_pct))
+    low, high = part[0].size_bytes, part[-1].size_bytes
+    return ChangedRange(
+        low_bytes=low,
+        high_bytes=high,
+        direction=change,
+        delta_pct=mean,
+        sizes=len(part),
+        label=_range_label(low, high, mean, extreme.delta_pct, extreme.size_bytes),
+        extreme_pct=extreme.delta_pct,
+        extreme_bytes=extreme.size_bytes,
+    )
 
 
 def _describe(

@@ -162,3 +162,36 @@ def test_human_bytes():
         "256 MiB",
         "8 GiB",
     ]
+
+
+def _exact(factors: dict[int, float], runs: int = 5) -> dict[int, list[float]]:
+    """Noise-free runs (every repeat the same), so each size's delta is exactly its factor."""
+    return {s: [100.0 * factors.get(s, 1.0)] * runs for s in SIZES}
+
+
+def test_a_range_summary_shows_its_worst_size_and_splits_where_sizes_disagree():
+    # 32 MiB -11 %, 64 MiB -10 %, then 128 MiB..1 GiB about -2.5 %: the old summary said
+    # "32 MiB-1 GiB -2.9 %" (a median) and hid the -11 %
+    deltas = {32 * MIB: -11, 64 * MIB: -10, 128 * MIB: -2.5, 256 * MIB: -2.4,
+              512 * MIB: -2.6, GIB: -2.2}  # fmt: skip
+    result = compare_curves(_exact({}), _exact({s: 1 + d / 100 for s, d in deltas.items()}))
+    assert result.verdict == "regressed"
+    first, second = result.ranges
+    assert (first.low_bytes, first.high_bytes, first.sizes) == (32 * MIB, 64 * MIB, 2)
+    assert first.delta_pct == pytest.approx(-10.5) and first.extreme_pct == pytest.approx(-11)
+    assert first.label == "32 MiB\u201364 MiB \u221210% mean, \u221211% at 32 MiB"
+    assert (second.low_bytes, second.high_bytes, second.sizes) == (128 * MIB, GIB, 4)
+    assert second.delta_pct == pytest.approx(-2.425)  # (2.5 + 2.4 + 2.6 + 2.2) / 4
+    assert second.extreme_bytes == 512 * MIB
+    assert second.label == "128 MiB\u20131 GiB \u22122.4% mean, \u22122.6% at 512 MiB"
+
+
+def test_sizes_that_agree_stay_one_range_and_a_lone_outlier_joins_its_neighbours():
+    agree = {s: 0.91 for s in SIZES if 256 * MIB <= s <= 8 * GIB}  # -9 % everywhere
+    (rng,) = compare_curves(_exact({}), _exact(agree)).ranges
+    assert rng.label == "256 MiB\u20138 GiB \u22129.0%"  # mean and worst print alike
+    # one size at -30 % inside a -5 % range is too short a part to stand alone (2 sizes)
+    mixed = {s: 0.95 for s in SIZES if 256 * MIB <= s <= 2 * GIB} | {GIB: 0.70}
+    (rng,) = compare_curves(_exact({}), _exact(mixed)).ranges
+    assert (rng.low_bytes, rng.high_bytes) == (256 * MIB, 2 * GIB)
+    assert rng.extreme_bytes == GIB and rng.label.endswith("\u221230% at 1 GiB")
