@@ -214,14 +214,20 @@ Comparer = Callable[[pd.DataFrame, pd.DataFrame, "float | None"], PairComparison
 
 
 def pair_comparisons(
-    curves: pd.DataFrame, pairs: pd.DataFrame, compare: Comparer, *, metric: str = "busbw_gbps"
+    curves: pd.DataFrame,
+    pairs: pd.DataFrame,
+    compare: Comparer,
+    *,
+    metric: str = "busbw_gbps",
+    runs: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Per-size deltas and one verdict per pair.
 
     ``pairs``: collective, reference, candidate and optionally tolerance_pct (e.g. the
     baseline's). Returns ``(deltas, verdicts)``. ``deltas``: collective, reference,
     candidate, size_bytes, size, reference_<metric>, candidate_<metric>, n_reference,
-    n_candidate, delta_pct, low_pct, high_pct, change, band. ``verdicts``: VERDICT_COLUMNS.
+    n_candidate, delta_pct, low_pct, high_pct, change, band. ``verdicts``: VERDICT_COLUMNS;
+    with ``runs`` (sided), each verdict says what differs that should not (``mismatch``).
     """
     delta_parts: list[pd.DataFrame] = []
     verdict_rows: list[dict[str, object]] = []
@@ -232,7 +238,8 @@ def pair_comparisons(
         result = compare(ref_runs, cand_runs, None if pd.isna(tolerance) else float(tolerance))
         table = _delta_table(pair, result, metric)
         delta_parts.append(table)
-        verdict_rows.append(_verdict_row(pair, result, table))
+        mismatch = pair_mismatch(runs, pair) if runs is not None else ""
+        verdict_rows.append(_verdict_row(pair, result, table, mismatch))
     delta_columns = [
         "collective",
         "reference",
@@ -263,6 +270,7 @@ VERDICT_COLUMNS = [
     "regressed_ranges",
     "improved_ranges",
     "line",
+    "mismatch",
     "regressed_spans",
     "improved_spans",
     "method",
@@ -287,8 +295,29 @@ def _delta_table(pair: dict[str, object], result: PairComparison, metric: str) -
     return table.sort_values("size_bytes").reset_index(drop=True)
 
 
+# What two sides must share to compare like with like. A difference does not stop the
+# comparison (the engineer may mean it) but is said on the verdict and its line: float and
+# double move the same bytes in different element counts and reduce at different speeds.
+IDENTITY = (("dtype", "data type"),)
+
+
+def pair_mismatch(runs: pd.DataFrame, pair: dict[str, object]) -> str:
+    """ "data type differs: double vs float" for a pair whose sides disagree, else ""."""
+    of_collective = runs[runs["collective"] == pair["collective"]]
+    notes = []
+    for column, label in IDENTITY:
+        values = [
+            sorted({str(v) for v in of_collective.loc[of_collective["side"] == side, column]
+                    if v not in (None, "") and not pd.isna(v)})
+            for side in (pair["reference"], pair["candidate"])
+        ]  # fmt: skip
+        if all(values) and values[0] != values[1]:
+            notes.append(f"{label} differs: {'/'.join(values[1])} vs {'/'.join(values[0])}")
+    return "; ".join(notes)
+
+
 def _verdict_row(
-    pair: dict[str, object], result: PairComparison, table: pd.DataFrame
+    pair: dict[str, object], result: PairComparison, table: pd.DataFrame, mismatch: str = ""
 ) -> dict[str, object]:
     regressed = [r for r in result.ranges if r.direction == "regressed"]
     improved = [r for r in result.ranges if r.direction == "improved"]
@@ -299,7 +328,8 @@ def _verdict_row(
         "verdict": result.verdict,
         "regressed_ranges": "; ".join(r.label or r.text for r in regressed),
         "improved_ranges": "; ".join(r.label or r.text for r in improved),
-        "line": verdict_line(pair, result, table),
+        "line": verdict_line(pair, result, table) + (f" ({mismatch})" if mismatch else ""),
+        "mismatch": mismatch,
         "regressed_spans": [[r.low_bytes, r.high_bytes] for r in regressed],
         "improved_spans": [[r.low_bytes, r.high_bytes] for r in improved],
         "method": result.method,

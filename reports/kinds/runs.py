@@ -221,6 +221,7 @@ VERDICT_TABLE = (
     Column("regressed_ranges", "regressed sizes"),
     Column("improved_ranges", "improved sizes"),
     Column("line", "summary"),
+    Column("mismatch", "not like with like"),
     Column("method", "method"),
 )
 DELTA_TABLE = (
@@ -280,7 +281,9 @@ def compute(collected: Collected, spec: ReportSpec) -> Built:
         everything = cmp.assign_sides(runs, spec.group_by)
         pairs = cmp.comparison_pairs(everything)
     curves = cmp.curve_points(everything, points)
-    deltas, verdicts = cmp.pair_comparisons(curves, pairs, baseline_link.curve_comparer())
+    deltas, verdicts = cmp.pair_comparisons(
+        curves, pairs, baseline_link.curve_comparer(), runs=everything
+    )
     listing = everything.assign(
         measured=[
             t.isoformat() if hasattr(t, "isoformat") else str(t) for t in everything.measured_at

@@ -180,3 +180,33 @@ def test_demo_nccl_upgrade_shows_the_large_message_all_reduce_loss(editor):
         assert abs(deltas[size]["delta_pct"]) < 2.5
     medians = rows_of(report, "curves", size_bytes=8 * GiB)
     assert len(medians) == 6  # every nightly is drawn
+
+
+def test_runs_of_different_data_types_are_flagged_not_compared_silently(parsed, editor):
+    import re
+
+    from tests.reports.conftest import G1
+    from tests.samples import sample
+
+    reference = parsed(G1, label="double")
+    # the same run as float: 4-byte elements, so twice the count for each size
+    text = sample(G1).read_text()
+    as_float = re.sub(
+        r"^(\s+)(\d+)(\s+)(\d+)(\s+)double\b",
+        lambda m: f"{m[1]}{m[2]}{m[3]}{int(m[2]) // 4}{m[5]} float",
+        text,
+        flags=re.MULTILINE,
+    )
+    candidate = ingest_bytes("float.log", as_float.encode(), label="float")
+    assert {r.dtype for r in BenchmarkRun.objects.all()} == {"double", "float"}
+    report = report_create(
+        kind="runs", title="types", artifact_ids=[reference.pk, candidate.pk], created_by=editor
+    )
+    verdicts = records(report.table("verdicts"))
+    assert len(verdicts) >= 1
+    assert {v["mismatch"] for v in verdicts} == {"data type differs: float vs double"}
+    assert all(line.endswith("(data type differs: float vs double)") for line in report.summary)
+
+
+def test_runs_of_one_data_type_carry_no_mismatch(pair_report):
+    assert {v["mismatch"] for v in records(pair_report.table("verdicts"))} == {""}
