@@ -6,6 +6,9 @@ PYTHON ?= $(shell for p in python3.14 python3.13 python3.12 $(wildcard $(HOME)/.
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# collectstatic (hashed names, gzip + brotli copies) runs again only when an asset changed:
+# brotli over plotly.js and the API docs' assets takes a minute or two.
+STATIC_MANIFEST := var/static/staticfiles.json
 # Where `make run` serves: `make run PORT=8001`, `make run HOST=0.0.0.0`.
 HOST ?= 127.0.0.1
 PORT ?= 8000
@@ -22,7 +25,11 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 
-run: setup
+$(STATIC_MANIFEST): $(STAMP) $(shell find static -type f 2>/dev/null)
+	$(BIN)/python manage.py collectstatic --noinput -v0
+	touch $(STATIC_MANIFEST)
+
+run: setup $(STATIC_MANIFEST)
 	@$(BIN)/python -m perfhub.ports $(HOST) $(PORT)
 	$(BIN)/python manage.py ensure_demo_user
 	$(BIN)/python manage.py seed_demo

@@ -23,7 +23,8 @@ hypothesis_settings.load_profile("perfhub")
 
 @pytest.fixture(autouse=True)
 def _isolated_storage(request, tmp_path_factory) -> Path | None:  # type: ignore[no-untyped-def]
-    """Each test stores uploads in its own folder, never in the developer's var/media."""
+    """Each test stores uploads in its own folder, never in the developer's var/media, and
+    names static files plainly (whatever a `make run` left collected in var/static)."""
     if not request.config.pluginmanager.hasplugin("django"):
         return None
     settings = request.getfixturevalue("settings")
@@ -34,6 +35,7 @@ def _isolated_storage(request, tmp_path_factory) -> Path | None:  # type: ignore
             "BACKEND": "django.core.files.storage.FileSystemStorage",
             "OPTIONS": {"location": str(media)},
         },
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
     }
     return media
 
