@@ -48,14 +48,15 @@ class ArtifactSerializer(serializers.ModelSerializer):
     download_url = serializers.SerializerMethodField()
     uploaded_by = serializers.StringRelatedField()
     progress_percent = serializers.IntegerField(read_only=True)
+    kind_label = serializers.CharField(source="get_kind_display", read_only=True)
 
     class Meta:
         model = Artifact
         fields = [
             "id", "url", "page_url", "download_url", "original_name", "sha256", "size", "kind",
-            "kind_detected", "status", "error", "warnings", "summary", "parser_version",
-            "progress_percent", "uploaded_by", "uploaded_at", "captured_at", "parsed_at", "label",
-            "host",
+            "kind_label", "kind_detected", "status", "error", "warnings", "summary",
+            "parser_version", "progress_percent", "uploaded_by", "uploaded_at", "captured_at",
+            "parsed_at", "label", "host",
             "metadata",
             "parent",
             "detection",

@@ -18,10 +18,14 @@ def test_upload_a_nccl_tests_file_and_see_its_chart(live_server, browser_page, e
     page.fill("input[name=password]", "pw-eddie")
     page.click("button[type=submit]")
     page.wait_for_selector("#dropzone")
+    assert page.locator(".stats .stat b >> nth=0").inner_text() == "0"
 
     page.set_input_files("#upload-input", str(sample("nccl_tests/xxrjun_pair_N2_G8_ok.log")))
     page.wait_for_selector("#upload-list .state.status-parsed")
     assert Artifact.objects.get().status == Artifact.Status.PARSED
+    # the row says what it was read as, and the home counters follow without a reload
+    assert page.locator("#upload-list .detail").inner_text().startswith("as nccl-tests")
+    page.wait_for_function("document.querySelector('.stats .stat b').textContent.trim() === '1'")
 
     page.click("#upload-list a")  # the artifact page
     page.click("table.data tbody a >> nth=0")  # its first run

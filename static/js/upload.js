@@ -34,13 +34,33 @@
     }
   }
 
+  // What the row says beside its state: the kind detected (or chosen), the error, progress.
+  function detail(a) {
+    if (a.status === "failed") return a.error;
+    if (a.status === "parsing") return a.progress_percent != null ? a.progress_percent + "%" : "";
+    return a.kind_label ? "as " + a.kind_label : "";
+  }
+
+  // The page's counters (artifacts, runs, failed parses) read again once an upload settles.
+  function refreshCounts() {
+    var stats = document.querySelector(".stats");
+    if (!stats) return;
+    fetch(location.href, { credentials: "same-origin" })
+      .then(function (r) { return r.text(); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector(".stats");
+        if (fresh) stats.replaceWith(fresh);
+      })
+      .catch(function () { /* the counters stay as they were */ });
+  }
+
   function poll(li, artifact) {
     fetch(artifact.url, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (r) { return r.json(); })
       .then(function (a) {
-        var pct = a.progress_percent != null ? " " + a.progress_percent + "%" : "";
-        show(li, a.status, a.status === "failed" ? a.error : (a.status === "parsing" ? pct : ""), a.page_url);
+        show(li, a.status, detail(a), a.page_url);
         if (!settled[a.status]) setTimeout(function () { poll(li, a); }, 1000);
+        else refreshCounts();
       })
       .catch(function () { setTimeout(function () { poll(li, artifact); }, 3000); });
   }
@@ -64,8 +84,9 @@
       try { body = JSON.parse(xhr.responseText); } catch (e) { /* not JSON: keep the status text */ }
       bar.value = 100;
       if (xhr.status === 201 || xhr.status === 200) {
-        show(li, body.status, body.duplicate ? body.detail : "", body.page_url);
+        show(li, body.status, body.duplicate ? body.detail : detail(body), body.page_url);
         if (!settled[body.status]) poll(li, body);
+        else refreshCounts();
       } else {
         var why = body.detail || (body.file && body.file.join(" ")) || (body.metadata && body.metadata.join(" ")) || xhr.statusText;
         show(li, "failed", "upload refused: " + why);
