@@ -8,8 +8,8 @@
       .then(function (r) { return r.json(); })
       .then(function (b) {
         document.getElementById("bundle-status").textContent = b.status;
-        var percent = b.status === "ready" ? 100 : (b.progress_percent || 0);
-        document.getElementById("bundle-progress").style.width = percent + "%";
+        var bar = document.getElementById("bundle-progress");
+        if (bar) bar.value = b.status === "ready" ? 100 : (b.progress_percent || 0);
         if (b.status === "ready" || b.status === "failed") window.location.reload();
         else setTimeout(poll, 1500);
       })

@@ -158,6 +158,8 @@ def test_build_a_bundle_from_the_page_and_download_it(editor_client, incident, e
     assert response.url == f"/bundles/{bundle.pk}/" and bundle.status == "ready"
     page = editor_client.get(response.url).content.decode()
     assert bundle.sha256 in page and 'id="bundle-download"' in page
+    # a ready bundle says "complete", with no half-full bar beside "ready"
+    assert "<dd>complete</dd>" in page and 'id="bundle-progress"' not in page
     download = editor_client.get(f"/bundles/{bundle.pk}/download/")
     assert download["Content-Disposition"].startswith("attachment;")
     preview = editor_client.post(
