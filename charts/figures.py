@@ -268,6 +268,20 @@ def comparison_curves_spec(
     return {"data": traces, "layout": layout}
 
 
+# Layout keys that are controls on a page and noise on a picture (a PNG/SVG export).
+INTERACTIVE_CONTROLS = ("updatemenus", "sliders")
+
+
+def static_figure(figure: Any) -> dict[str, Any]:
+    """A figure (dict or graph object) as a still image shows it: its buttons and sliders
+    removed, the view they start on kept."""
+    spec = figure.to_plotly_json() if hasattr(figure, "to_plotly_json") else dict(figure)
+    layout = {k: v for k, v in dict(spec.get("layout") or {}).items()}
+    for key in INTERACTIVE_CONTROLS:
+        layout.pop(key, None)
+    return {**spec, "layout": layout}
+
+
 def delta_band(deltas: pd.DataFrame, *, title: str = "") -> go.Figure:
     """``delta_band_spec`` as a graph object, for reports and image exports."""
     return go.Figure(delta_band_spec(deltas, title=title))

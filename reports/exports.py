@@ -287,11 +287,14 @@ def chart_image(report: Report, chart: str, fmt: str) -> bytes:
 
 
 def render_image(figure: Any, fmt: str) -> bytes:
+    """PNG/SVG of a chart alone: without the buttons and sliders the page draws with it."""
+    from charts.figures import static_figure
+
     try:
         with warnings.catch_warnings():
             # kaleido 0.2 starts its browser thread with the deprecated setDaemon()
             warnings.filterwarnings("ignore", category=DeprecationWarning, module="kaleido")
-            return _image_scope().transform(figure, format=fmt, **IMAGE_SIZE)
+            return _image_scope().transform(static_figure(figure), format=fmt, **IMAGE_SIZE)
     except Exception as exc:  # kaleido's browser could not start (sandbox, missing libs)
         raise ExportError(f"the chart image could not be rendered here: {exc}", 503) from exc
 

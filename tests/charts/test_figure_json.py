@@ -119,3 +119,30 @@ def test_delta_band_draws_the_uncertainty_band_and_colours_changed_sizes():
     assert curve["marker"]["color"] == ["#1f77b4", "#1f77b4", "#d62728"]
     plain = json.loads(figure_json(delta_band_spec(deltas)))
     assert plain["data"][1]["y"] == json.loads(delta_band(deltas).to_json())["data"][1]["y"]
+
+
+def test_an_image_export_draws_the_chart_alone_without_its_buttons(monkeypatch):
+    from charts.figures import static_figure, trace_breakdown_bars
+    from reports import exports
+
+    frame = pd.DataFrame(
+        [{"label": "rank 0", "span_us": 100.0, "compute_us": 60.0, "exposed_comm_us": 20.0,
+          "memory_other_us": 10.0, "idle_us": 10.0}]
+    )  # fmt: skip
+    figure = trace_breakdown_bars(frame)
+    assert figure.layout.updatemenus  # the page's "% of span / µs" buttons
+    still = static_figure(figure)
+    assert "updatemenus" not in still["layout"] and still["data"] == figure.to_plotly_json()["data"]
+    assert static_figure({"data": [], "layout": {"sliders": [{}], "title": "t"}})["layout"] == {
+        "title": "t"
+    }
+    drawn: list[dict] = []
+
+    class Scope:  # stands in for kaleido's headless browser: records what it was asked to draw
+        def transform(self, fig, **_kw):  # type: ignore[no-untyped-def]
+            drawn.append(fig)
+            return b"<svg/>"
+
+    monkeypatch.setattr(exports, "_image_scope", lambda: Scope())
+    assert exports.render_image(figure, "svg") == b"<svg/>"
+    assert "updatemenus" not in drawn[0]["layout"]
