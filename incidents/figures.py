@@ -17,6 +17,11 @@ KIND_ORDER = (
 )
 
 
+# Hover and axis times to the second: the events' sub-second digits are in the table, and
+# plotly's default "%{x}" printed microseconds.
+WHEN = "%{x|%Y-%m-%d %H:%M:%S}"
+
+
 def timeline_figure(events: pd.DataFrame, milestones: list[tuple[str, object]]) -> go.Figure:
     """Events as markers on a time axis, one row per kind; lifecycle milestones on top.
 
@@ -33,7 +38,7 @@ def timeline_figure(events: pd.DataFrame, milestones: list[tuple[str, object]]) 
                 textposition="top center",
                 marker={"symbol": "diamond", "size": 11, "color": "#0f172a"},
                 name="lifecycle",
-                hovertemplate="%{text}<br>%{x}<extra></extra>",
+                hovertemplate="%{text}<br>" + WHEN + "<extra></extra>",
             )
         )
     for kind in KIND_ORDER[1:]:
@@ -51,20 +56,25 @@ def timeline_figure(events: pd.DataFrame, milestones: list[tuple[str, object]]) 
                     "size": [14 if k else 9 for k in chosen["key"]],
                     "line": {"width": [2 if k else 0 for k in chosen["key"]], "color": "#111"},
                 },
-                hovertemplate="%{text}<br>%{x}<extra>" + kind + "</extra>",
+                hovertemplate="%{text}<br>" + WHEN + "<extra>" + kind + "</extra>",
             )
         )
     kinds = set(events["kind"]) if not events.empty else set()
     present = [k for k in KIND_ORDER if (k == "lifecycle" and milestones) or k in kinds]
     fig.update_layout(
-        margin={"l": 90, "r": 20, "t": 20, "b": 40},
+        margin={"l": 20, "r": 20, "t": 30, "b": 40},  # the lane axis makes room for its labels
         height=120 + 34 * max(1, len(present)),
         showlegend=False,
         template="plotly_white",
         hovermode="closest",
     )
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(present)))
-    fig.update_xaxes(type="date")
+    fig.update_yaxes(
+        categoryorder="array",
+        categoryarray=list(reversed(present)),
+        automargin=True,
+        ticksuffix=" ",
+    )
+    fig.update_xaxes(type="date", tickformat="%H:%M:%S\n%b %d, %Y", automargin=True)
     return fig
 
 
