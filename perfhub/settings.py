@@ -70,6 +70,7 @@ PERFHUB_FAMILIES = [
     "artifacts.fabric",
     "artifacts.bundles",
     "artifacts.metrics",
+    "artifacts.jobs",
 ]
 
 MIDDLEWARE = [
