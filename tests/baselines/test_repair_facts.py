@@ -6,6 +6,7 @@ import io
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
 
 from artifacts.jobs.models import JobMember
 from baselines.filing import stack_get_or_create
@@ -69,3 +70,20 @@ def test_the_suspects_are_runs_that_cite_other_artifacts_or_learned_profiles() -
     context, _ = _as_filed_by_label_borrowing()
     report = facts_repair(suspects_only=True)
     assert [m.run_id for m in report.moved] == [context.run_id]
+
+
+def test_the_editors_button_queues_the_repair(
+    editor_client, viewer, eager_tasks, django_capture_on_commit_callbacks
+) -> None:
+    context, own = _as_filed_by_label_borrowing()
+    viewer_client = Client()  # editor_client is the default client, logged in as the editor
+    viewer_client.force_login(viewer)
+    assert "Repair stacks and profiles" not in viewer_client.get("/baselines/").content.decode()
+    viewer_client.post("/baselines/repair/")
+    context.refresh_from_db()
+    assert context.stack_id != own.pk  # viewers change nothing
+    assert "Repair stacks and profiles" in editor_client.get("/baselines/").content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        editor_client.post("/baselines/repair/")
+    context.refresh_from_db()
+    assert context.stack_id == own.pk
