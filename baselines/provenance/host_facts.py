@@ -61,6 +61,19 @@ class RunScope:
     at: datetime
 
 
+MAX_JOB_FILES = 500  # a job of more files than this is a fleet, not one world
+
+
+def _job_of(scope: RunScope) -> dict[int, int | None]:
+    """The run's file and the files of its job -> their job id."""
+    if scope.job_id is None:
+        return {scope.artifact_id: None}
+    members = JobMember.objects.filter(job_id=scope.job_id).values_list("artifact_id", flat=True)
+    found: dict[int, int | None] = dict.fromkeys(members[:MAX_JOB_FILES], scope.job_id)
+    found.setdefault(scope.artifact_id, scope.job_id)
+    return found
+
+
 def _wanted() -> Q:
     return Q(name__in=_NAMES) | Q(name__startswith=ENV_PREFIX)
 
@@ -72,19 +85,26 @@ def run_facts(scope: RunScope, *, detached: Iterable[tuple[int, str]] = ()) -> l
     hosts = sorted({h for h in scope.hosts if h})
     on_host = {h.lower() for h in hosts}
     window = (scope.at - FACTS_WINDOW, scope.at + FACTS_WINDOW)
-    in_job = Q(artifact_id=scope.artifact_id)
-    if scope.job_id is not None:
-        in_job |= Q(artifact__job_membership__job_id=scope.job_id)
-    near = Q(host__in=hosts, observed_at__range=window, name__in=_HOST_NAMES) if hosts else None
-    where = in_job | near if near is not None else in_job
-    rows = (
-        HostFact.objects.filter(where)
-        .filter(_wanted())
-        .values_list(
-            "name", "value", "number", "host", "device", "observed_at", "artifact_id",
-            "artifact__kind", "artifact__job_membership__job_id", "extra",
-        )[:MAX_FACTS]
+    jobs = _job_of(scope)
+    ids = sorted(jobs)
+    columns = (
+        "name", "value", "number", "host", "device", "observed_at", "artifact_id",
+        "artifact__kind", "extra",
     )  # fmt: skip
+    # Two index-friendly reads (an OR across the job join would scan the table): the facts
+    # of the run's file and job, then the host facts of its hosts around its time.
+    rows = list(
+        HostFact.objects.filter(artifact_id__in=ids)
+        .filter(_wanted())
+        .values_list(*columns)[:MAX_FACTS]
+    )
+    if hosts:
+        rows += (
+            HostFact.objects.filter(host__in=hosts, observed_at__range=window, name__in=_HOST_NAMES)
+            .exclude(artifact_id__in=ids)
+            .values_list(*columns)[:MAX_FACTS]
+        )
+    rows = [(*r[:8], jobs.get(r[6]), r[8]) for r in rows]
     found: list[tuple[int, float, int, Fact]] = []
     for name, value, number, host, device, when, artifact_id, kind, job_id, extra in rows:
         rank, why = _why(scope, artifact_id, job_id, name, host, on_host)
@@ -144,22 +164,17 @@ def _trace_facts(
 ) -> list[tuple[int, float, int, Fact]]:
     """A Kineto trace states the NCCL version (distributedInfo), the CUDA runtime (job facts:
     the process's) and its GPUs (deviceProperties, host facts) - in the TraceSummary row."""
-    where = Q(artifact_id=scope.artifact_id)
-    if scope.job_id is not None:
-        where |= Q(artifact__job_membership__job_id=scope.job_id)
+    fields = ("artifact_id", "host", "nccl_version", "devices", "recorded_at", "extra")
+    in_job = _job_of(scope)
+    traces = list(TraceSummary.objects.filter(artifact_id__in=sorted(in_job)).only(*fields)[:50])
     if hosts:
         window = (scope.at - FACTS_WINDOW, scope.at + FACTS_WINDOW)
-        where |= Q(host__in=hosts, recorded_at__range=window)
-    traces = list(
-        TraceSummary.objects.filter(where).only(
-            "artifact_id", "host", "nccl_version", "devices", "recorded_at", "extra"
-        )[:50]
-    )
-    jobs = dict(
-        JobMember.objects.filter(artifact_id__in=[t.artifact_id for t in traces]).values_list(
-            "artifact_id", "job_id"
+        traces += (
+            TraceSummary.objects.filter(host__in=hosts, recorded_at__range=window)
+            .exclude(artifact_id__in=sorted(in_job))
+            .only(*fields)[:50]
         )
-    )
+    jobs = {t.artifact_id: in_job.get(t.artifact_id) for t in traces}
     out: list[tuple[int, float, int, Fact]] = []
     for t in traces:
         job_id = jobs.get(t.artifact_id)
