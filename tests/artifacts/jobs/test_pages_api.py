@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from artifacts.jobs.models import Job, JobMember
@@ -58,3 +60,19 @@ def test_the_api_gives_members_and_facts_and_editors_move_files(
     assert member.pinned and member.job_id != job.pk
     facts = viewer_api.get(f"/api/v1/jobs/{job.pk}/").json()["facts"]
     assert next(f for f in facts if f["name"] == "nccl.env.NCCL_IB_HCA")["agree"] is True
+
+
+def test_the_upload_api_and_the_ingest_command_take_a_job(editor_api, tmp_path) -> None:
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.core.management import call_command
+
+    from artifacts.models import Artifact
+
+    upload_file = SimpleUploadedFile("api.txt", nccl_tests_text(["q1"], tag="api"))
+    response = editor_api.post("/api/v1/artifacts/", {"file": upload_file, "job": "ci-55"})
+    assert response.status_code == 201, response.content
+    assert Artifact.objects.get(pk=response.json()["id"]).metadata["job"] == "ci-55"
+    path = tmp_path / "cli.txt"
+    path.write_bytes(nccl_tests_text(["q1"], tag="cli"))
+    call_command("ingest", str(path), "--job", "ci-55", stdout=io.StringIO())
+    assert Artifact.objects.get(original_name="cli.txt").metadata["job"] == "ci-55"
