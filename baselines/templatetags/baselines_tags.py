@@ -182,6 +182,22 @@ def run_panel(context: dict[str, Any], run: BenchmarkRun) -> dict[str, Any]:
     }
 
 
+@register.inclusion_tag("baselines/_provenance.html", takes_context=True)
+def fact_provenance(context: dict[str, Any], run: BenchmarkRun) -> dict[str, Any]:
+    """The "where the facts came from" table of a run, for pages other than the run page."""
+    request = context.get("request")
+    filed = run_context(run)
+    return {
+        "run": run,
+        "can_edit": can_edit(getattr(request, "user", None)),
+        "provenance": provenance_rows(filed) if filed else [],
+        "detachments": list(
+            FactDetachment.objects.filter(artifact_id=run.artifact_id).select_related("by")
+        ),
+        "request": request,
+    }
+
+
 def provenance_rows(filed: RunContext) -> list[dict[str, Any]]:
     """The run's provenance entries for the page: disagreeing keys flagged; runs filed in
     bulk (no entries) list where their versions came from (``stack_sources``)."""

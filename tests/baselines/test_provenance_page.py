@@ -49,3 +49,19 @@ def test_an_editor_detaches_a_source_and_the_run_is_refiled(editor_client, viewe
     editor_client.post(f"/baselines/detachments/{detachment.pk}/reattach/")
     context.refresh_from_db()
     assert context.stack.nccl_env == {"NCCL_IB_HCA": "mlx5_8"}
+
+
+def test_the_comparison_page_and_api_name_the_sources(viewer_client) -> None:
+    run, log = _run_and_log()
+    page = viewer_client.get(f"/baselines/runs/{run.pk}/comparison/").content.decode()
+    assert "Where the facts came from" in page and f"nccl_debug artifact #{log.pk}" in page
+    # the API answers 404 without a reference, so give it one: a second run of the job
+    second = upload(
+        nccl_tests_text(["p1", "p2"], tag="again"),
+        "r2.txt",
+        metadata={"job": "77", "captured_at": "2024-10-18T10:05:00Z"},
+    ).runs.get()
+    body = viewer_client.get(f"/api/v1/runs/{second.pk}/comparison/").json()
+    used = {e["key"]: e for e in body["provenance"] if e["used"]}
+    assert used["NCCL_IB_HCA"]["artifact"] == log.pk
+    assert used["NCCL_IB_HCA"]["why"].startswith("same job #")
