@@ -19,7 +19,7 @@ from django.db.models import Q, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from artifacts.jobs.services import job_assign
-from artifacts.models import Artifact, BenchmarkRun
+from artifacts.models import Artifact, BenchmarkRun, HostFact, TraceSummary
 from baselines.filing import LEARNABLE, _profile_fill, run_derive
 from baselines.models import (
     HardwareProfile,
@@ -130,12 +130,21 @@ def _repair(
     report = RepairReport(dry_run=dry_run)
     # Files parsed before jobs existed have none: give them theirs first (their stated ids,
     # parents, hosts and times), oldest first, as the pipeline would have.
+    runs = suspect_runs() if suspects_only else BenchmarkRun.objects.all()
     unassigned = Artifact.objects.filter(
         status=Artifact.Status.PARSED, job_membership__isnull=True
     ).order_by("captured_at", "uploaded_at", "pk")
+    if suspects_only:
+        # Only files that state facts, and those of the suspect runs: a generated history
+        # of plain nccl-tests tables (36,864 files) shares nothing and needs no jobs now;
+        # its files get theirs when next parsed.
+        unassigned = unassigned.filter(
+            Q(pk__in=HostFact.objects.values("artifact_id"))
+            | Q(pk__in=TraceSummary.objects.values("artifact_id"))
+            | Q(pk__in=runs.values("artifact_id"))
+        )
     for artifact in unassigned.iterator(chunk_size=500):
         report.jobs_assigned += job_assign(artifact=artifact) is not None
-    runs = suspect_runs() if suspects_only else BenchmarkRun.objects.all()
     runs = runs.filter(context__isnull=False)
     profile_ids = set(runs.values_list("context__profile_id", flat=True).distinct())
     profiles = HardwareProfile.objects.filter(pk__in=profile_ids, auto_created=True)
