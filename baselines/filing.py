@@ -232,7 +232,7 @@ def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = N
     (``host_facts``): its own file, its job's evidence, its hosts' snapshots.
     """
     derived = run_derive(run=run, mappings=mappings)
-    _profile_fill(derived.match.profile, derived.hardware, derived.learned_from)
+    profile_learn(derived.match.profile, derived.hardware, derived.learned_from)
     stack = stack_get_or_create(versions=derived.stack.versions, nccl_env=derived.stack.nccl_env)
     context, _ = RunContext.objects.update_or_create(
         run=run,
@@ -253,7 +253,7 @@ _FILLABLE = ("gpus_per_node", "nic_model", "nic_speed_gbps", "nics_per_node", "n
 LEARNABLE = (*_FILLABLE[1:], "fabric")
 
 
-def _profile_fill(
+def profile_learn(
     profile: HardwareProfile, hardware: Mapping[str, Any], sources: Mapping[str, str]
 ) -> None:
     """An automatic profile learns what the host facts of its runs say (blank fields only),

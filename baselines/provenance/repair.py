@@ -20,7 +20,7 @@ from django.db.models.functions import Cast
 
 from artifacts.jobs.services import job_assign
 from artifacts.models import Artifact, BenchmarkRun, HostFact, TraceSummary
-from baselines.filing import LEARNABLE, _profile_fill, run_derive
+from baselines.filing import LEARNABLE, profile_learn, run_derive
 from baselines.models import (
     HardwareProfile,
     HostProfileMapping,
@@ -190,7 +190,7 @@ def _repair(
                     moved_runs.append(run)
                 if dry_run:
                     continue
-                _profile_fill(derived.match.profile, derived.hardware, derived.learned_from)
+                profile_learn(derived.match.profile, derived.hardware, derived.learned_from)
                 RunContext.objects.filter(pk=context.pk).update(
                     provenance=derived.provenance, stack_sources=derived.stack.sources
                 )
