@@ -130,3 +130,13 @@ def disagreements(entries: list[dict[str, Any]]) -> set[str]:
     for e in entries:
         values.setdefault((e["kind"], e["key"]), set()).add(str(e["value"]))
     return {key for (_, key), seen in values.items() if len(seen) > 1}
+
+
+def borrowed_summary(entries: list[dict[str, Any]]) -> list[str]:
+    """The used values another artifact supplied, one line each ("driver 560.35.03 from
+    nvidia_smi artifact #12 (same host n1)"): what a series page says about its stacks."""
+    return [
+        f"{e['label']} {e['value']} from {e['source']} ({e['why']})"
+        for e in entries
+        if e.get("used") and e.get("artifact")
+    ]

@@ -65,3 +65,13 @@ def test_the_comparison_page_and_api_name_the_sources(viewer_client) -> None:
     used = {e["key"]: e for e in body["provenance"] if e["used"]}
     assert used["NCCL_IB_HCA"]["artifact"] == log.pk
     assert used["NCCL_IB_HCA"]["why"].startswith("same job #")
+
+
+def test_the_series_page_says_where_its_stacks_versions_came_from(viewer_client) -> None:
+    from baselines.models import Series
+
+    run, log = _run_and_log()
+    series = Series.objects.filter(points__run=run).first()
+    page = viewer_client.get(f"/baselines/series/{series.pk}/").content.decode()
+    assert "Where its stacks" in page
+    assert f"NCCL_IB_HCA mlx5_8 from nccl_debug artifact #{log.pk} (same job #" in page
