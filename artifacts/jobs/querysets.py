@@ -24,7 +24,12 @@ MAX_FACT_ROWS = 5000
 
 
 def jobs_filtered(params: Any) -> QuerySet[Job]:
-    jobs = Job.objects.annotate(evidence=Count("members")).order_by("-started_at", "-id")
+    # A job whose files were all deleted is nobody's world any more.
+    jobs = (
+        Job.objects.annotate(evidence=Count("members", distinct=True))
+        .filter(evidence__gt=0)
+        .order_by("-started_at", "-id")
+    )
     if host := (params.get("host") or "").strip():
         jobs = jobs.filter(members__hosts__icontains=host).distinct()
     if how := (params.get("how") or "").strip():
