@@ -188,12 +188,12 @@ def stack_from_facts(facts: list[Fact]) -> StackFacts:
     sources: dict[str, str] = {}
     for component, names in FACT_COMPONENTS.items():
         for name in names:
-            hit = next((f for f in facts if f.name == name and _first_word(f.value)), None)
+            hit = next((f for f in facts if f.name == name and first_word(f.value)), None)
             if hit is not None:
                 # Several devices of the nearest artifact (eight compute NICs and a management
                 # NIC): the version most of them run is the stack's.
                 same = [
-                    _first_word(f.value) for f in facts if (f.name, f.source) == (name, hit.source)
+                    first_word(f.value) for f in facts if (f.name, f.source) == (name, hit.source)
                 ]
                 value = Counter(v for v in same if v).most_common(1)[0][0]
                 versions[component] = value[:MAX_VERSION]
@@ -208,7 +208,7 @@ def stack_from_facts(facts: list[Fact]) -> StackFacts:
     return StackFacts(versions=versions, nccl_env=dict(sorted(env.items())), sources=sources)
 
 
-def _first_word(value: str) -> str:
+def first_word(value: str) -> str:
     """ "28.39.1002 (MT_0000000838)" -> "28.39.1002": firmware lines carry a PSID after it."""
     words = (value or "").split()
     return words[0] if words else ""

@@ -19,7 +19,7 @@ from baselines.facts import (
     PROFILE_FIELD_FACTS,
     Fact,
     StackFacts,
-    _first_word,
+    first_word,
 )
 
 MAX_PER_KEY = 6  # a key's distinct (source, value) pairs shown; the rest are more of the same
@@ -67,10 +67,10 @@ def run_provenance(own: StackFacts, facts: list[Fact], merged: StackFacts) -> li
                 }
             )  # fmt: skip
         names = FACT_COMPONENTS.get(component, ())
-        stated = [f for f in facts if f.name in names and _first_word(f.value)]
+        stated = [f for f in facts if f.name in names and first_word(f.value)]
         chosen = merged.sources.get(component) if component not in own.versions else None
         out += _distinct(
-            "stack", component, label, stated, lambda f: _first_word(f.value), chosen,
+            "stack", component, label, stated, lambda f: first_word(f.value), chosen,
             merged.versions.get(component),
         )  # fmt: skip
     env_keys = sorted(
