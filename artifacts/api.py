@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Prefetch, QuerySet
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, status, viewsets
@@ -66,7 +68,7 @@ class ArtifactViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                 kind=form.validated_data.get("kind"),
                 label=form.validated_data.get("label", ""),
                 host=form.validated_data.get("host", ""),
-                metadata=form.validated_data.get("metadata"),
+                metadata=_with_job(form.validated_data.get("metadata"), form.validated_data),
             )
         except IngestError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_400_BAD_REQUEST)
@@ -85,3 +87,11 @@ class ArtifactViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         )
         body = ArtifactSerializer(artifact, context={"request": request}).data
         return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+def _with_job(metadata: dict[str, Any] | None, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``job`` field is the metadata key ``job`` (artifacts/jobs/services.py reads it)."""
+    job = str(data.get("job") or "").strip()
+    if not job:
+        return metadata
+    return {**(metadata or {}), "job": job}

@@ -18,6 +18,7 @@ from django.utils import timezone
 from artifacts.bundles.services import BUNDLE_KINDS, bundle_unpack
 from artifacts.bundles.transcripts import transcript_unpack
 from artifacts.fabric.services import enqueue_findings
+from artifacts.jobs.services import job_assign
 from artifacts.loaders import load_result
 from artifacts.models.core import Artifact
 from artifacts.parsers import ParseError, get_parser
@@ -85,6 +86,9 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         locked.progress_bytes = locked.size
         locked.error = ""
         locked.save()
+        # Which job this evidence belongs to, from what it states (artifacts/jobs/services.py):
+        # baselines' filing lets job facts (NCCL_* env, NCCL version) travel only inside it.
+        job_assign(artifact=locked)
     dispatch.enqueue("baselines.after_parse", locked.pk)  # baselines: file, compare, alert
     enqueue_findings(locked)  # fabric: pair snapshots into rates, evaluate findings rules
     if any(not isinstance(extra, str) for _, extra in also):

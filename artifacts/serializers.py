@@ -36,6 +36,13 @@ class ArtifactUploadSerializer(serializers.Serializer):
     label = serializers.CharField(max_length=120, required=False, allow_blank=True)
     host = serializers.CharField(max_length=255, required=False, allow_blank=True)
     metadata = MetadataField(required=False)
+    job = serializers.CharField(
+        max_length=150,
+        required=False,
+        allow_blank=True,
+        help_text="the job this file belongs to (Slurm/Kubernetes job id, CI run id): files "
+        "of one job share its NCCL_* environment and NCCL version; stored as metadata 'job'",
+    )
 
 
 class ReparseSerializer(serializers.Serializer):

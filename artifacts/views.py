@@ -14,7 +14,7 @@ from artifacts import exports
 from artifacts.bundles.services import BUNDLE_KINDS
 from artifacts.bundles.transcripts import transcript_parts
 from artifacts.forms import ArtifactFilterForm
-from artifacts.models import Artifact, BenchmarkRun
+from artifacts.models import Artifact, BenchmarkRun, JobMember
 from artifacts.parsers import kind_choices
 from artifacts.querysets import artifacts_filtered
 from artifacts.runs.querysets import runs_filtered
@@ -83,6 +83,7 @@ def artifact_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "kinds": kind_choices(),
             "bundle_members": members,
             "memberships": memberships,
+            "job_member": JobMember.objects.select_related("job").filter(artifact=artifact).first(),
         },
     )
 

@@ -39,6 +39,7 @@ from baselines.models import (
     Series,
     SeriesPoint,
 )
+from baselines.replicates import collapse_replicates
 from perfhub.units import human_bytes
 
 HISTORY_POINTS = 500  # change points are looked for in the newest points of a series
@@ -238,11 +239,14 @@ def history_scan(series_ids: Iterable[int], *, collector: Collector) -> list[Ale
     ids = sorted(set(series_ids))
     found: list[Alert] = []
     for series in Series.objects.filter(pk__in=ids):
-        points = list(
+        raw = list(
             SeriesPoint.objects.filter(series=series)
             .order_by("-measured_at", "-run_id")
             .values("run_id", "stack_id", "value", "measured_at")[:HISTORY_POINTS]
         )[::-1]
+        # One point per build and night: its replicates (retries, repeats) are one
+        # observation, so a briefly noisy build is not a step up and down (replicates.py).
+        points = collapse_replicates(raw)
         if len(points) < 6:
             continue
         values = [float(p["value"]) for p in points]  # type: ignore[arg-type]
@@ -420,6 +424,9 @@ def _drift_summary_for(
 
 def _cp_details(cp: ChangePoint, points: list[dict[str, object]]) -> dict[str, object]:
     details: dict[str, object] = {"detector": "baselines.detect", **cp.to_json()}
+    if cp.index < len(points) and int(points[cp.index].get("replicates") or 1) > 1:  # type: ignore[call-overload]
+        at = points[cp.index]
+        details["replicates"] = {"runs": at["run_ids"], "spread": at["spread"]}
     if cp.end_index is not None and cp.end_index < len(points):
         details["recovered_run_id"] = points[cp.end_index]["run_id"]
     return details

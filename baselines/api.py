@@ -324,6 +324,7 @@ class RunComparisonView(APIView):
             **{k: result.get(k) for k in ("verdict", "summary", "method", "noise_pct",
                                           "tolerance_pct", "sizes", "ranges")},
             "what_changed": [c.__dict__ for c in changes],
+            "provenance": context.provenance if context else [],
         }  # fmt: skip
         return Response(RunComparisonSerializer(body).data)
 

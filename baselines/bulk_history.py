@@ -596,11 +596,15 @@ def _load_batch(
          "ip_wrong"],
     )  # fmt: skip
     contexts = _Copy(
-        RunContext, ["run", "profile", "stack", "matched_by", "stack_sources", "filed_at"]
+        RunContext,
+        ["run", "profile", "stack", "matched_by", "stack_sources", "provenance", "filed_at"],
     )
     points = _Copy(SeriesPoint, ["series", "run", "stack", "measured_at", "value"])
     filed_at = _when(timezone.now())
     sources = json.dumps({"nccl": "benchmark output"})
+    # Bulk rows record only where the NCCL version came from (stack_sources); the run page
+    # lists those when a run has no provenance entries. Re-filing a run writes them.
+    provenance = "[]"
     run_iter = iter(runs)
     for member, _, _, stack_index, rendered in rendered_nights:
         demo = member.demo
@@ -617,7 +621,8 @@ def _load_batch(
             for tail in rank_tails:
                 ranks.add(f"{pk}\t{tail}")
             contexts.add(
-                f"{pk}\t{profile_id}\t{stack_id}\tupload metadata profile\t{sources}\t{filed_at}"
+                f"{pk}\t{profile_id}\t{stack_id}\tupload metadata profile\t{sources}\t"
+                f"{provenance}\t{filed_at}"
             )
             semantics = semantics_of(plan.collective)
             ip_wrong = "0" if semantics.in_place_checked else "\\N"

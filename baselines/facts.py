@@ -145,6 +145,9 @@ class Fact:
     host: str = ""
     device: str = ""
     source: str = ""  # "nvidia_smi artifact #12": shown as where a version came from
+    artifact_id: int = 0  # the artifact that states it (0: not from an artifact)
+    why: str = ""  # why it describes the run: "same host n1", "same job #3", "this file"
+    line: int | None = None  # the line of the file that states it, when the loader kept it
 
 
 # Component -> fact names that state it, most trustworthy first (the CUDA runtime a trace was
@@ -157,6 +160,26 @@ FACT_COMPONENTS: dict[str, tuple[str, ...]] = {
     "nic_firmware": ("hca.firmware", "nic.firmware", "link.firmware"),
 }
 ENV_PREFIX = "nccl.env."
+# Profile field -> the fact names it is learned from (profile_from_facts).
+PROFILE_FIELD_FACTS: dict[str, tuple[str, ...]] = {
+    "gpu_name": ("gpu.name",),
+    "gpus_per_node": ("gpu.name", "nccl.gpu_count"),
+    "nic_model": ("hca.type", "nic.part", "nic.type"),
+    "nic_speed_gbps": ("port.rate_gbps", "link.speed_gbps"),
+    "nics_per_node": ("port.rate_gbps", "link.speed_gbps"),
+    "fabric": ("port.link_layer", "nccl.ib_devices"),
+    "nvlink": ("nvlink.active",),
+}
+
+
+def fact_keys(name: str) -> set[str]:
+    """The keys a fact name feeds: stack components, the NCCL_* variable, profile fields.
+    A person detaches a source from a run per key (``FactDetachment.key``)."""
+    keys = {component for component, names in FACT_COMPONENTS.items() if name in names}
+    if name.startswith(ENV_PREFIX):
+        keys.add(name[len(ENV_PREFIX) :])
+    keys |= {field for field, names in PROFILE_FIELD_FACTS.items() if name in names}
+    return keys
 
 
 def stack_from_facts(facts: list[Fact]) -> StackFacts:
@@ -165,12 +188,12 @@ def stack_from_facts(facts: list[Fact]) -> StackFacts:
     sources: dict[str, str] = {}
     for component, names in FACT_COMPONENTS.items():
         for name in names:
-            hit = next((f for f in facts if f.name == name and _first_word(f.value)), None)
+            hit = next((f for f in facts if f.name == name and first_word(f.value)), None)
             if hit is not None:
                 # Several devices of the nearest artifact (eight compute NICs and a management
                 # NIC): the version most of them run is the stack's.
                 same = [
-                    _first_word(f.value) for f in facts if (f.name, f.source) == (name, hit.source)
+                    first_word(f.value) for f in facts if (f.name, f.source) == (name, hit.source)
                 ]
                 value = Counter(v for v in same if v).most_common(1)[0][0]
                 versions[component] = value[:MAX_VERSION]
@@ -185,7 +208,7 @@ def stack_from_facts(facts: list[Fact]) -> StackFacts:
     return StackFacts(versions=versions, nccl_env=dict(sorted(env.items())), sources=sources)
 
 
-def _first_word(value: str) -> str:
+def first_word(value: str) -> str:
     """ "28.39.1002 (MT_0000000838)" -> "28.39.1002": firmware lines carry a PSID after it."""
     words = (value or "").split()
     return words[0] if words else ""

@@ -16,15 +16,17 @@ from django.db import IntegrityError, transaction
 from django.db.models import Avg, Count, Max, OuterRef, Subquery
 from django.utils.text import slugify
 
-from artifacts.models import BenchmarkRun
+from artifacts.models import BenchmarkRun, JobMember
 from baselines.facts import (
+    PROFILE_FIELD_FACTS,
+    StackFacts,
     merge_stacks,
     profile_from_facts,
     stack_facts,
     stack_from_facts,
 )
-from baselines.host_facts import nearby_facts
 from baselines.models import (
+    FactDetachment,
     HardwareProfile,
     HostProfileMapping,
     RunContext,
@@ -33,6 +35,8 @@ from baselines.models import (
     SeriesStackStats,
     SoftwareStack,
 )
+from baselines.provenance.entries import run_provenance
+from baselines.provenance.host_facts import RunScope, run_facts
 from hardware.gpus import gpu_generation, gpu_model
 
 METRIC = "busbw"  # nccl-tests series track out-of-place bus bandwidth (in-place if missing)
@@ -159,59 +163,102 @@ class FiledRun:
     series_ids: tuple[int, ...]
 
 
-def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = None) -> FiledRun:
-    """Give a run its profile and stack and (re)write its series points.
+@dataclass(frozen=True)
+class Derivation:
+    """What a run's evidence says it ran on and with, and where each fact came from."""
 
-    What the run's own output and upload metadata do not say, other artifacts of the same
-    hosts around the same time may (``host_facts``): nvidia-smi, NCCL logs, ibstat, traces.
-    """
+    match: ProfileMatch
+    hardware: dict[str, Any]
+    stack: StackFacts
+    provenance: list[dict[str, Any]]
+    learned_from: dict[str, str]  # profile field -> the sources of its facts
+
+
+def run_scope(run: BenchmarkRun) -> RunScope:
+    """The run's file, job, hosts and time: what decides which facts describe it."""
     artifact = run.artifact
     evidence = (run.extra or {}).get(EVIDENCE) or {}
     ranks = list(run.ranks.all())
     hosts = [r.host for r in ranks if r.host] or [str(h) for h in evidence.get("hosts") or []]
     hosts = hosts or ([artifact.host] if artifact.host else [])
-    per_host = Counter(r.host for r in ranks if r.host)
+    job_id = (
+        JobMember.objects.filter(artifact_id=artifact.pk).values_list("job_id", flat=True).first()
+    )
+    return RunScope(artifact.pk, job_id, tuple(dict.fromkeys(hosts)), run.measured_at)
+
+
+def run_derive(
+    *, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = None
+) -> Derivation:
+    """Profile and stack of a run from its own output, its upload metadata, and the facts
+    that describe it (``host_facts.run_facts``: same file, same job, same host)."""
+    artifact = run.artifact
+    evidence = (run.extra or {}).get(EVIDENCE) or {}
+    scope = run_scope(run)
+    per_host = Counter(r.host for r in run.ranks.all() if r.host)
     # Evidence runs name their hosts with one rank row each: no count of GPUs there.
     gpus_per_node = max(per_host.values()) if per_host and not evidence else None
     metadata = {**(artifact.metadata or {}), **(evidence.get("metadata") or {})}
-    nearby = nearby_facts(
-        hosts=hosts, label=artifact.label, at=run.measured_at, exclude_artifact_id=artifact.pk
+    detached = FactDetachment.objects.filter(artifact_id=artifact.pk).values_list(
+        "source_id", "key"
     )
-    hardware = profile_from_facts(nearby)
+    facts = run_facts(scope, detached=list(detached))
+    hardware = profile_from_facts(facts)
     gpu = run.gpu or hardware.get("gpu_name", "")
     match = profile_match(
-        hosts=hosts,
+        hosts=scope.hosts,
         gpu=gpu,
         gpus_per_node=gpus_per_node or hardware.get("gpus_per_node"),
         metadata=metadata,
         mappings=mappings,
     )
-    _profile_fill(match.profile, hardware)
     own = stack_facts(
         {"nccl_version": run.nccl_version, "nccl_tests_version": run.nccl_tests_version},
         metadata,
     )
-    facts = merge_stacks(own, stack_from_facts(nearby))
-    stack = stack_get_or_create(versions=facts.versions, nccl_env=facts.nccl_env)
+    merged = merge_stacks(own, stack_from_facts(facts))
+    learned = {
+        field: ", ".join(dict.fromkeys(f.source for f in facts if f.name in names))[:300]
+        for field, names in PROFILE_FIELD_FACTS.items()
+        if field in hardware
+    }
+    return Derivation(match, hardware, merged, run_provenance(own, facts, merged), learned)
+
+
+def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = None) -> FiledRun:
+    """Give a run its profile and stack and (re)write its series points.
+
+    What the run's own output and upload metadata do not say, the facts that describe it may
+    (``host_facts``): its own file, its job's evidence, its hosts' snapshots.
+    """
+    derived = run_derive(run=run, mappings=mappings)
+    profile_learn(derived.match.profile, derived.hardware, derived.learned_from)
+    stack = stack_get_or_create(versions=derived.stack.versions, nccl_env=derived.stack.nccl_env)
     context, _ = RunContext.objects.update_or_create(
         run=run,
         defaults={
-            "profile": match.profile,
+            "profile": derived.match.profile,
             "stack": stack,
-            "matched_by": match.matched_by[:120],
-            "stack_sources": facts.sources,
+            "matched_by": derived.match.matched_by[:120],
+            "stack_sources": derived.stack.sources,
+            "provenance": derived.provenance,
         },
     )
-    series_ids = _write_points(run, match.profile, stack)
+    series_ids = _write_points(run, derived.match.profile, stack)
     return FiledRun(run, context, series_ids)
 
 
 _FILLABLE = ("gpus_per_node", "nic_model", "nic_speed_gbps", "nics_per_node", "nvlink")
+# What an automatic profile may have learned from facts (and the repair may unlearn).
+LEARNABLE = (*_FILLABLE[1:], "fabric")
 
 
-def _profile_fill(profile: HardwareProfile, hardware: Mapping[str, Any]) -> None:
-    """An automatic profile learns what the facts say (blank fields only); a profile someone
-    edited is theirs and stays as they left it."""
+def profile_learn(
+    profile: HardwareProfile, hardware: Mapping[str, Any], sources: Mapping[str, str]
+) -> None:
+    """An automatic profile learns what the host facts of its runs say (blank fields only),
+    and remembers where each came from; a profile someone edited is theirs and stays as
+    they left it."""
     if not profile.auto_created or not hardware:
         return
     changed = [f for f in _FILLABLE if hardware.get(f) and not getattr(profile, f)]
@@ -225,7 +272,13 @@ def _profile_fill(profile: HardwareProfile, hardware: Mapping[str, Any]) -> None
         profile.gpu_generation = gpu_generation(profile.gpu_model)
         changed += ["gpu_model", "gpu_generation"]
     if changed:
-        profile.save(update_fields=changed)
+        learned = dict(profile.learned or {})
+        for name in changed:
+            origin = sources.get("gpu_name" if name.startswith("gpu_") else name)
+            if origin:
+                learned[name] = origin
+        profile.learned = learned
+        profile.save(update_fields=[*changed, "learned"])
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,9 @@ class HardwareProfile(models.Model):
     auto_created = models.BooleanField(
         default=False, help_text="made by the pipeline from a GPU name; edit and rename freely"
     )
+    # Fields an automatic profile learned from host facts -> where each came from ("ib_status
+    # artifact #12, host n1"): shown on the profile page, and what the repair may unlearn.
+    learned = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -177,6 +180,9 @@ class RunContext(models.Model):
     stack = models.ForeignKey(SoftwareStack, on_delete=models.PROTECT, related_name="runs")
     matched_by = models.CharField(max_length=120, blank=True)
     stack_sources = models.JSONField(default=dict, blank=True)
+    # Every fact filing considered: key, value, source (artifact and line, or person), why it
+    # applies (same file, same job, same host) and whether it was used; see host_facts.py.
+    provenance = models.JSONField(default=list, blank=True)
     filed_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -184,6 +190,34 @@ class RunContext(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} on {self.profile_id}"
+
+
+class FactDetachment(models.Model):
+    """A person's "this fact does not describe these runs": facts of ``source`` for ``key``
+    (a stack component, an ``NCCL_*`` variable, a profile field, or ``*`` for all) no longer
+    reach the runs of ``artifact``. Keyed by artifacts, not runs, so it survives re-parses."""
+
+    ALL = "*"
+
+    artifact = models.ForeignKey(
+        "artifacts.Artifact", on_delete=models.CASCADE, related_name="fact_detachments"
+    )
+    source = models.ForeignKey(
+        "artifacts.Artifact", on_delete=models.CASCADE, related_name="detached_from"
+    )
+    key = models.CharField(max_length=120)
+    by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["artifact", "source", "key"], name="fact_detachment_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key} of artifact {self.source_id} detached from {self.artifact_id}"
 
 
 class Series(models.Model):

@@ -229,6 +229,20 @@ class StackChangeSerializer(serializers.Serializer):
     is_env = serializers.BooleanField()
 
 
+class ProvenanceEntrySerializer(serializers.Serializer):
+    """One value a source stated about the run (baselines/provenance/entries.py)."""
+
+    kind = serializers.ChoiceField(choices=["stack", "env", "hardware"])
+    key = serializers.CharField()
+    label = serializers.CharField()
+    value = serializers.CharField(allow_null=True)
+    source = serializers.CharField(help_text="'nvidia_smi artifact #12', 'benchmark output'")
+    artifact = serializers.IntegerField(allow_null=True)
+    line = serializers.IntegerField(allow_null=True)
+    why = serializers.CharField(help_text="'this file', 'same job #3', 'same host n1'")
+    used = serializers.BooleanField()
+
+
 class RunComparisonSerializer(serializers.Serializer):
     """``GET /api/v1/runs/{id}/comparison/``: the run's per-size comparison with its reference."""
 
@@ -248,6 +262,7 @@ class RunComparisonSerializer(serializers.Serializer):
     sizes = ComparisonSizeSerializer(many=True)
     ranges = ComparisonRangeSerializer(many=True)
     what_changed = StackChangeSerializer(many=True)
+    provenance = ProvenanceEntrySerializer(many=True)
 
 
 class EfficiencySizeSerializer(serializers.Serializer):

@@ -25,12 +25,12 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from artifacts.models import Artifact, BenchmarkRun, RunRank
+from artifacts.jobs.services import job_assign
+from artifacts.models import Artifact, BenchmarkRun, JobMember, RunRank
 from baselines.alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
 from baselines.comparing import RECENT_RUNS, comparison_refresh, earlier_runs, identity_runs
 from baselines.evidence_store import evidence_refresh
 from baselines.filing import FiledRun, run_file, run_is_usable
-from baselines.host_facts import FACT_KINDS, FACTS_WINDOW
 from baselines.limits.findings import efficiency_findings_refresh
 from baselines.models import (
     Alert,
@@ -42,6 +42,7 @@ from baselines.models import (
     SoftwareStack,
     Subscription,
 )
+from baselines.provenance.host_facts import FACT_KINDS, FACTS_WINDOW
 from perfhub import dispatch
 
 
@@ -73,16 +74,19 @@ def artifact_evaluate(*, artifact_id: int, notify: bool = True) -> Evaluation:
         return Evaluation()
     with transaction.atomic():
         evidence_refresh(artifact)  # perftest, traces, counters: their numbers as runs
+        # Evidence runs name hosts the parse did not store: the job may follow from them.
+        job_assign(artifact=artifact)
     runs = list(
         artifact.runs.select_related("artifact")
         .prefetch_related("ranks", "measurements")
         .order_by("index")
     )
     evaluation = runs_evaluate(runs=runs, notify=notify)
-    if artifact.kind in FACT_KINDS:
-        # nvidia-smi, NCCL logs, ibstat... uploaded after the runs they describe: re-file
-        # those runs so their stacks and profiles pick up what this artifact states.
-        nearby = runs_evaluate(runs=runs_near_facts(artifact), notify=notify)
+    others = runs_near_facts(artifact, on_hosts=artifact.kind in FACT_KINDS)
+    if others:
+        # nvidia-smi, NCCL logs, ibstat... uploaded after the runs they describe, or a file
+        # of the same job: re-file those runs so they pick up what this artifact states.
+        nearby = runs_evaluate(runs=others, notify=notify)
         evaluation.comparisons += nearby.comparisons
         evaluation.alerts += nearby.alerts
         evaluation.new_summary_ids += nearby.new_summary_ids
@@ -93,8 +97,10 @@ def artifact_evaluate(*, artifact_id: int, notify: bool = True) -> Evaluation:
 MAX_REFILED_RUNS = 500
 
 
-def runs_near_facts(artifact: Artifact) -> list[BenchmarkRun]:
-    """Runs on the hosts (or with the label) of a fact artifact, within the facts window."""
+def runs_near_facts(artifact: Artifact, *, on_hosts: bool = True) -> list[BenchmarkRun]:
+    """Runs an artifact's facts may describe: those of its job, and (``on_hosts``: a kind
+    that states host facts) those on its hosts within the facts window. Never runs that only
+    share its upload label."""
     facts = artifact.host_facts.order_by()
     hosts = set(facts.values_list("host", flat=True).distinct()) - {""}
     times = list(facts.values_list("observed_at", flat=True)[:1])
@@ -104,15 +110,16 @@ def runs_near_facts(artifact: Artifact) -> list[BenchmarkRun]:
         times.append(trace.recorded_at)
     if artifact.host:
         hosts.add(artifact.host)
-    if not times or not (hosts or artifact.label):
-        return []
-    at = times[0]
-    where = Q(ranks__host__in=sorted(hosts)) | Q(artifact__host__in=sorted(hosts))
-    if artifact.label:
-        where |= Q(artifact__label=artifact.label)
+    job_id = JobMember.objects.filter(artifact=artifact).values_list("job_id", flat=True).first()
+    where = Q(pk__in=[])
+    if on_hosts and times and hosts:
+        at = times[0]
+        on_hosts = Q(ranks__host__in=sorted(hosts)) | Q(artifact__host__in=sorted(hosts))
+        where |= on_hosts & Q(measured_at__range=(at - FACTS_WINDOW, at + FACTS_WINDOW))
+    if job_id is not None:
+        where |= Q(artifact__job_membership__job_id=job_id)
     ids = (
         BenchmarkRun.objects.filter(where)
-        .filter(measured_at__range=(at - FACTS_WINDOW, at + FACTS_WINDOW))
         .exclude(artifact=artifact)
         .filter(context__isnull=False)
         .order_by("-measured_at")

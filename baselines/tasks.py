@@ -5,6 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from baselines.notify import digests_send, summary_notify
+from baselines.provenance.repair import facts_repair
 from baselines.services import artifact_evaluate, hosts_refile
 
 
@@ -29,3 +30,9 @@ def send_digests() -> int:
 def refile_hosts(pattern: str) -> int:
     """After a host -> profile mapping changed: re-file the runs on those hosts."""
     return hosts_refile(pattern=pattern)
+
+
+@shared_task(name="baselines.repair_facts")
+def repair_facts() -> str:
+    """The editors' repair button: re-derive every run's stack and profile (repair.py)."""
+    return "\n".join(facts_repair().lines())

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from baselines import views
+from baselines.provenance import views as provenance_views
 
 app_name = "baselines"
 
@@ -20,6 +21,13 @@ urlpatterns = [
     path("baselines/<int:pk>/", views.baseline_detail, name="baseline-detail"),
     path("runs/<int:run_id>/promote/", views.run_promote, name="run-promote"),
     path("runs/<int:run_id>/comparison/", views.run_comparison, name="run-comparison"),
+    path("runs/<int:run_id>/detach/", provenance_views.run_fact_detach, name="run-detach"),
+    path(
+        "detachments/<int:pk>/reattach/",
+        provenance_views.run_fact_reattach,
+        name="detachment-reattach",
+    ),
+    path("repair/", provenance_views.facts_repair_start, name="facts-repair"),
     path("alerts/", views.alert_list, name="alert-list"),
     path("alerts/<int:pk>/", views.alert_detail, name="alert-detail"),
     path("summaries/", views.summary_list, name="summary-list"),

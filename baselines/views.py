@@ -41,10 +41,12 @@ from baselines.models import (
     Baseline,
     HardwareProfile,
     HostProfileMapping,
+    RunContext,
     Series,
     SoftwareStack,
     Subscription,
 )
+from baselines.provenance.entries import borrowed_summary
 from perfhub.roles import can_edit
 
 View = Callable[..., HttpResponse]
@@ -277,8 +279,29 @@ def series_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "components": charts.VERSION_FIELDS,
             "siblings": querysets.series_siblings(series).only("pk", "size_bytes"),
             "alerts": querysets.alerts_filtered({"series": series.pk})[:50],
+            "stack_sources": _stack_sources(chart.points),
         },
     )
+
+
+def _stack_sources(points: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per stack of the series, its newest run and the facts other artifacts gave it (one
+    query): a stack's versions are only as good as their sources."""
+    newest: dict[int, int] = {}
+    for p in points:
+        newest[p["stack_id"]] = p["run_id"]
+    contexts = RunContext.objects.filter(run_id__in=list(newest.values())).values(
+        "run_id", "stack_id", "provenance"
+    )
+    by_run = {c["run_id"]: c for c in contexts}
+    return [
+        {
+            "stack_id": stack_id,
+            "run_id": run_id,
+            "borrowed": borrowed_summary(by_run.get(run_id, {}).get("provenance") or []),
+        }
+        for stack_id, run_id in newest.items()
+    ]
 
 
 # ------------------------------------------------------------------------------- baselines

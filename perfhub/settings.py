@@ -71,6 +71,7 @@ PERFHUB_FAMILIES = [
     "artifacts.fabric",
     "artifacts.bundles",
     "artifacts.metrics",
+    "artifacts.jobs",
 ]
 
 MIDDLEWARE = [

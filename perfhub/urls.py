@@ -33,6 +33,8 @@ urlpatterns = [
     path("api/v1/", include("artifacts.traces.api_urls")),
     path("", include("artifacts.fabric.urls")),
     path("api/v1/", include("artifacts.fabric.api_urls")),
+    path("", include("artifacts.jobs.urls")),
+    path("api/v1/", include("artifacts.jobs.api_urls")),
     path("", include("artifacts.nsight.urls")),
     path("api/v1/", include("artifacts.nsight.api_urls")),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -14,6 +14,7 @@ from artifacts.fabric.models import (
     HostFact,
     LogEvent,
 )
+from artifacts.jobs.models import Job, JobMember
 from artifacts.models.core import Artifact
 from artifacts.nsight.models import (
     NcuKernel,
@@ -31,4 +32,4 @@ __all__ += ["CounterRate", "CounterSample", "CounterSnapshot", "Finding", "HostF
 __all__ += ["TraceCollective", "TraceKernelStat", "TraceStep", "TraceSummary"]
 __all__ += ["NcuKernel", "NsightApiStat", "NsightKernelStat", "NsightMemStat", "NsightRange"]
 __all__ += ["NsightReport"]
-__all__ += ["BundleMember"]
+__all__ += ["BundleMember", "Job", "JobMember"]

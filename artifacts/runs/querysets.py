@@ -12,9 +12,29 @@ from artifacts.runs.models import BenchmarkRun
 from perfhub.params import date_param as _date
 from perfhub.params import int_param as _int
 
+# Runs made from observations rather than benchmarks: a trace's step time and GPU idle
+# (torch-trace:<job>), a host's counter rates (fabric:<host>). Their series belong to the
+# trace, job and fabric pages; the run list is the benchmarks' (nccl-tests, perftest,
+# metrics uploads) unless asked (``derived=1``).
+DERIVED_PREFIXES = ("torch-trace", "fabric")
+
+
+def derived_benchmarks() -> list[str]:
+    """The derived benchmark names stored, from the distinct values of the indexed column
+    (a few index probes), so the list filters by equality and a database without any keeps
+    an unfiltered, estimated count."""
+    return [
+        b
+        for b in _distinct(BenchmarkRun, "benchmark")
+        if b and any(b == p or b.startswith(p + ":") for p in DERIVED_PREFIXES)
+    ]
+
 
 def runs_filtered(params: Any) -> QuerySet[BenchmarkRun]:
     qs = BenchmarkRun.objects.select_related("artifact")
+    asked = str(params.get("derived") or "") in ("1", "true", "yes")
+    if not asked and (derived := derived_benchmarks()):
+        qs = qs.exclude(benchmark__in=derived)
     if collective := params.get("collective"):
         qs = qs.filter(collective=collective)
     if nranks := _int(params.get("nranks")):

@@ -17,8 +17,8 @@ from django.db.models import Max
 
 from artifacts.models import BenchmarkRun, HostFact
 from artifacts.runs.hooks import RunLimits
-from baselines.host_facts import FACTS_WINDOW
 from baselines.models import HardwareProfile, RunContext, Series
+from baselines.provenance.host_facts import FACTS_WINDOW
 from hardware import efficiency as eff
 from hardware.links import LINK_FACTS, HostLinks, LinkFact, host_links
 from hardware.model import (

@@ -14,9 +14,11 @@ from django.utils.text import Truncator
 
 from artifacts.models import BenchmarkRun
 from baselines.charts import comparison_figure
+from baselines.facts import COMPONENT_LABELS
 from baselines.formatting import delta_style, pct
 from baselines.forms import PromoteForm
-from baselines.models import Alert
+from baselines.models import Alert, FactDetachment, RunContext
+from baselines.provenance.entries import disagreements
 from baselines.querysets import baselines_for_identity, run_comparison, run_context
 from perfhub.roles import can_edit
 from perfhub.units import human_bytes
@@ -171,4 +173,43 @@ def run_panel(context: dict[str, Any], run: BenchmarkRun) -> dict[str, Any]:
         "promote_form": PromoteForm(baselines=baselines) if filed else None,
         "can_edit": can_edit(getattr(request, "user", None)),
         "request": request,
+        "provenance": provenance_rows(filed) if filed else [],
+        "detachments": list(
+            FactDetachment.objects.filter(artifact_id=run.artifact_id).select_related("by")
+        )
+        if filed
+        else [],
     }
+
+
+@register.inclusion_tag("baselines/_provenance.html", takes_context=True)
+def fact_provenance(context: dict[str, Any], run: BenchmarkRun) -> dict[str, Any]:
+    """The "where the facts came from" table of a run, for pages other than the run page."""
+    request = context.get("request")
+    filed = run_context(run)
+    return {
+        "run": run,
+        "can_edit": can_edit(getattr(request, "user", None)),
+        "provenance": provenance_rows(filed) if filed else [],
+        "detachments": list(
+            FactDetachment.objects.filter(artifact_id=run.artifact_id).select_related("by")
+        ),
+        "request": request,
+    }
+
+
+def provenance_rows(filed: RunContext) -> list[dict[str, Any]]:
+    """The run's provenance entries for the page: disagreeing keys flagged; runs filed in
+    bulk (no entries) list where their versions came from (``stack_sources``)."""
+    entries = [dict(e) for e in filed.provenance or []]
+    if not entries:
+        entries = [
+            {"kind": "stack", "key": k, "label": COMPONENT_LABELS.get(k, k), "value":
+             getattr(filed.stack, k, ""), "source": v, "artifact": None, "line": None,
+             "why": "", "used": True}
+            for k, v in (filed.stack_sources or {}).items()
+        ]  # fmt: skip
+    split = disagreements(entries)
+    for e in entries:
+        e["disagree"] = e["key"] in split
+    return entries

@@ -87,7 +87,7 @@ def test_perftest_curves_become_series_per_size_with_direction_and_print_resolut
     assert latency.exists() and {s.direction for s in latency} == {"lower"}
 
 
-def test_nvidia_smi_and_nccl_logs_of_the_same_host_fill_the_stack_either_order(
+def test_nvidia_smi_of_the_host_and_the_nccl_log_of_the_job_fill_the_stack_either_order(
     eager_tasks, django_capture_on_commit_callbacks
 ):
     smi = sample("counters/gpud_nvidia-smi_q_560.35.03.txt").read_bytes()
@@ -95,14 +95,21 @@ def test_nvidia_smi_and_nccl_logs_of_the_same_host_fill_the_stack_either_order(
     doc = json.loads(metrics_doc(0, 800.0, host="gdr114"))
     doc["measured_at"] = "2024-10-18T11:00:00Z"  # the nvidia-smi Timestamp is 10:13 that day
     doc["stack"] = {"pytorch": "2.4.0"}
-    upload(django_capture_on_commit_callbacks, json.dumps(doc).encode(), "m.json")
+    upload(
+        django_capture_on_commit_callbacks,
+        json.dumps(doc).encode(),
+        "m.json",
+        metadata={"job": "slurm-7781"},
+    )
     context = RunContext.objects.get(run__collective="step_time")
+    # The driver is a host fact: nvidia-smi of the run's host, an hour before, states it.
     assert (context.stack.driver, context.stack.cuda) == ("560.35.03", "12.6")
     assert "nvidia_smi artifact" in context.stack_sources["driver"]
     assert context.stack.nccl == ""  # nothing has said it yet
-    # An NCCL_DEBUG log of that host arrives afterwards: the run is re-filed.
     log = sample("nccl_debug/ssbandjl_2node_4gpu_all_gather_NCCL_INFO_roce.log").read_bytes()
-    upload(
+    # An NCCL_DEBUG log of another process on that host: its NCCL_* environment and NCCL
+    # version are job facts, and it is not this job.
+    other = upload(
         django_capture_on_commit_callbacks,
         log,
         "nccl.log",
@@ -110,9 +117,23 @@ def test_nvidia_smi_and_nccl_logs_of_the_same_host_fill_the_stack_either_order(
         metadata={"captured_at": "2024-10-18T10:30:00Z"},
     )
     context = RunContext.objects.select_related("stack").get(run__collective="step_time")
+    assert context.stack.nccl == "" and context.stack.nccl_env == {}
+    # The log of the job itself (same job id) arrives afterwards: the run is re-filed.
+    other.delete()
+    upload(
+        django_capture_on_commit_callbacks,
+        log,
+        "nccl.log",
+        kind="nccl_debug",
+        metadata={"captured_at": "2024-10-18T10:30:00Z", "job": "slurm-7781"},
+    )
+    context = RunContext.objects.select_related("stack").get(run__collective="step_time")
     assert context.stack.nccl.startswith("2.26.6")
     assert context.stack.nccl_env.get("NCCL_IB_DISABLE") == "0"
     assert context.stack.driver == "560.35.03" and context.stack.pytorch == "2.4.0"
+    why = {(e["key"], e["why"]) for e in context.provenance if e["used"]}
+    assert ("nccl", f"same job #{context.run.artifact.job_membership.job_id}") in why
+    assert ("driver", "same host gdr114") in why
 
 
 def test_facts_outside_the_window_or_of_other_hosts_do_not_count(
@@ -146,7 +167,8 @@ def test_a_trace_gives_step_time_and_idle_series_and_its_nccl_and_gpus_to_the_ho
     idle = Series.objects.get(benchmark="torch-trace", metric="gpu_idle_pct")
     assert idle.last_value == pytest.approx(trace.idle_pct) and idle.direction == "lower"
     assert RunContext.objects.get(run=runs["step_time"]).stack.nccl == "2.17.1"
-    # a metrics run on that host an hour later learns the NCCL version and the GPU model
+    # a metrics run on that host an hour later, of another process: the GPU model (a host
+    # fact) reaches it, the trace's NCCL version (the traced process's) does not
     doc = json.loads(metrics_doc(0, 800.0, host="trainer-01"))
     doc["measured_at"] = (trace.recorded_at + timedelta(hours=1)).isoformat()
     doc.pop("profile")
@@ -155,9 +177,18 @@ def test_a_trace_gives_step_time_and_idle_series_and_its_nccl_and_gpus_to_the_ho
     context = RunContext.objects.select_related("stack", "profile").get(
         run__benchmark="megatron-gpt3", run__collective="step_time"
     )
+    assert context.stack.nccl == ""
+    assert context.profile.gpu_model == "A100"
+    # the same file in the trace's job (a person puts it there): the version reaches it
+    from artifacts.jobs.services import job_member_place
+    from baselines.services import artifact_evaluate
+
+    metrics = context.run.artifact
+    job_member_place(artifact=metrics, job=artifact.job_membership.job, user=None)
+    artifact_evaluate(artifact_id=metrics.pk)
+    context.refresh_from_db()
     assert context.stack.nccl == "2.17.1"
     assert "torch_trace artifact" in context.stack_sources["nccl"]
-    assert context.profile.gpu_model == "A100"
 
 
 def test_ibstat_of_the_host_fills_nic_firmware_and_an_automatic_profile(

@@ -163,15 +163,16 @@ def test_nvidia_smi_gpus_are_matched_to_the_gpus_nccl_used() -> None:
 
 
 @pytest.mark.django_db
-def test_a_metrics_run_of_a_host_gets_gpus_per_node_from_its_nccl_log(
+def test_a_metrics_run_of_a_job_gets_gpus_per_node_from_the_jobs_nccl_log(
     eager_tasks, django_capture_on_commit_callbacks
 ) -> None:
+    # The GPUs NCCL used are a job fact: the log and the metrics upload state one job id.
     upload(
         django_capture_on_commit_callbacks,
         sample(TRACE_LOG).read_bytes(),
         "trace.log",
         kind="nccl_debug",
-        metadata={"captured_at": "2024-10-18T10:30:00Z"},
+        metadata={"captured_at": "2024-10-18T10:30:00Z", "job": "train-42"},
     )
     doc = {
         "benchmark": "megatron-gpt3",
@@ -179,7 +180,12 @@ def test_a_metrics_run_of_a_host_gets_gpus_per_node_from_its_nccl_log(
         "host": "gdr114",
         "metrics": [{"metric": "step_time", "unit": "ms", "value": 800.0, "better": "lower"}],
     }
-    upload(django_capture_on_commit_callbacks, json.dumps(doc).encode(), "m.json")
+    upload(
+        django_capture_on_commit_callbacks,
+        json.dumps(doc).encode(),
+        "m.json",
+        metadata={"job": "train-42"},
+    )
     context = RunContext.objects.select_related("profile").get(run__benchmark="megatron-gpt3")
     assert context.profile.gpus_per_node == 2
     assert context.profile.slug == "auto-unknown-gpu-2gpu"

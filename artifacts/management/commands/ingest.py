@@ -29,6 +29,9 @@ class Command(BaseCommand):
         parser.add_argument("--label", default="")
         parser.add_argument("--host", default="")
         parser.add_argument(
+            "--job", default="", help="the job these files belong to (metadata 'job')"
+        )
+        parser.add_argument(
             "--metadata", default="{}", help='JSON object, e.g. \'{"cluster": "b"}\''
         )
         parser.add_argument("--user", help="record this user as the uploader")
@@ -40,6 +43,8 @@ class Command(BaseCommand):
             metadata = json.loads(opts["metadata"])
         except json.JSONDecodeError as exc:
             raise CommandError(f"--metadata is not valid JSON: {exc}") from exc
+        if opts.get("job"):
+            metadata = {**metadata, "job": opts["job"]}
         user = None
         if opts["user"]:
             user = get_user_model().objects.filter(username=opts["user"]).first()

@@ -244,8 +244,8 @@ def test_cpu_only_trace_page_says_so(editor_client) -> None:  # type: ignore[no-
 def test_artifact_page_links_to_its_trace(editor_client, django_assert_max_num_queries) -> None:  # type: ignore[no-untyped-def]
     trace = load(sample(NCCL), label="exp").trace
     # A fixed number: session, user, groups, artifact, bundle memberships, the fabric panel's
-    # findings/events/snapshots/facts, the trace summary and runs.
-    with django_assert_max_num_queries(13):
+    # findings/events/snapshots/facts, the trace summary, runs and its job.
+    with django_assert_max_num_queries(14):
         page = editor_client.get(f"/artifacts/{trace.pk}/").content.decode()
     assert 'id="trace-panel"' in page and f'href="/traces/{trace.pk}/"' in page
     assert "/traces/job/?job=exp" in page
