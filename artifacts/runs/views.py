@@ -14,6 +14,7 @@ from artifacts.runs.models import BenchmarkRun
 from artifacts.runs.querysets import run_filter_options, runs_filtered
 from charts.figures import bandwidth_curve_spec, figure_json
 from perfhub.paging import page_of
+from perfhub.roles import can_edit
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -54,6 +55,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rows": [(m, limits.pct_by_size.get(m.size_bytes)) for m in measurements],
             "efficiency": limits.efficiency,
             "efficiency_reason": limits.reason,
+            "candidates": limits.candidates,
+            "profile_slug": limits.profile_slug,
+            "can_edit": can_edit(request.user),
             "chart": figure_json(
                 bandwidth_curve_spec(rows, peak_gbps=limits.peak_gbps, peak_label=limits.peak_label)
             )
