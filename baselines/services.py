@@ -393,7 +393,18 @@ def profile_network_set(
         raise ValidationError("give NICs per node and their rate in Gb/s (both positive)")
     profile.nics_per_node = int(nics_per_node)
     profile.nic_speed_gbps = int(nic_speed_gbps)
-    return profile_save(profile=profile)
+    with transaction.atomic():
+        saved = profile_save(profile=profile)
+        # the below-peak findings of its runs are stored: recompute them against the network
+        dispatch.enqueue("baselines.profile_efficiency", saved.pk)
+    return saved
+
+
+def profile_efficiency_refresh(*, profile_id: int) -> int:
+    """Rewrite the below-peak findings of every run filed on the profile (after its limits
+    changed); returns how many hold."""
+    runs = BenchmarkRun.objects.filter(context__profile_id=profile_id, benchmark="nccl-tests")
+    return efficiency_findings_refresh(runs=runs.iterator(chunk_size=500))
 
 
 def mapping_create(

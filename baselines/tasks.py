@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from baselines.notify import digests_send, summary_notify
-from baselines.services import artifact_evaluate, hosts_refile
+from baselines.services import artifact_evaluate, hosts_refile, profile_efficiency_refresh
 
 
 @shared_task(name="baselines.after_parse")
@@ -29,3 +29,9 @@ def send_digests() -> int:
 def refile_hosts(pattern: str) -> int:
     """After a host -> profile mapping changed: re-file the runs on those hosts."""
     return hosts_refile(pattern=pattern)
+
+
+@shared_task(name="baselines.profile_efficiency")
+def profile_efficiency(profile_id: int) -> int:
+    """After a profile's network was stated: its runs' below-peak findings, recomputed."""
+    return profile_efficiency_refresh(profile_id=profile_id)

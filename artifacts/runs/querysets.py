@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from artifacts.models.core import Artifact
 from artifacts.runs.models import BenchmarkRun
@@ -68,3 +68,17 @@ def _distinct(model: type[Model], field: str) -> list[Any]:
     with connection.cursor() as cursor:
         cursor.execute(sql)
         return [row[0] for row in cursor.fetchall()]
+
+
+def run_findings(run: BenchmarkRun, limit: int = 50) -> list[Any]:
+    """The findings of the run's file that concern this run: its own (``run N``: failed,
+    truncated, below peak) and the file's error signatures (per host, no run named)."""
+    from artifacts.fabric.models import Finding
+
+    rows = (
+        Finding.objects.filter(artifact_id=run.artifact_id)
+        .filter(Q(device=f"run {run.index}") | ~Q(device__startswith="run "))
+        .select_related("artifact")
+        .order_by("-severity_rank", "-observed_at", "id")
+    )
+    return list(rows[:limit])

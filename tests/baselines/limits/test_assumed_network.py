@@ -183,3 +183,20 @@ def test_nccl_log_devices_without_speed_narrow_the_candidates() -> None:
     # four NICs from the log at the design's 400 Gb/s: 4 x 400 / 8 = 200 GB/s
     assert dgx.peak.peak_busbw_gbps == 200.0
     assert "NCCL INFO" in dgx.limits.values["nics_per_node"].source
+
+
+def test_adopting_recomputes_the_below_peak_findings(  # type: ignore[no-untyped-def]
+    editor_api, eager_tasks, django_capture_on_commit_callbacks
+):
+    from artifacts.models import Finding
+
+    run, profile = alone_run()
+    sendrecv = run.artifact.runs.get(collective="sendrecv")
+    assert not Finding.objects.filter(rule="run_below_peak").exists()  # nothing to be below
+    with django_capture_on_commit_callbacks(execute=True):
+        editor_api.post(
+            f"/api/v1/profiles/{profile.pk}/network/", {"design": "dgx-h100"}, format="json"
+        )
+    # sendrecv against 8 x 400 Gb/s: 400 / 8 = 50 GB/s per rank pair; best large size 30.5 %
+    finding = Finding.objects.get(rule="run_below_peak", device=f"run {sendrecv.index}")
+    assert "30.5% of its 50 GB/s peak" in finding.title
