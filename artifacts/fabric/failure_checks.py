@@ -188,7 +188,10 @@ def _error_lines(ev: Evidence) -> Iterator[tuple[str, str, int, Any]]:
             yield e.host, e.text, e.artifact_id, e.at
     for run in _runs(ev):
         for line in run.get("errors") or []:
-            if is_echo(str(line)) or any(t and t in str(line) for t in said[:2000]):
+            text = str(line).rstrip()
+            # the same NCCL WARN as a log event ("host:pid:tid [d] NCCL WARN <event text>")
+            echoed = " NCCL WARN " in text and any(t and text.endswith(t) for t in said[:2000])
+            if is_echo(text) or echoed:
                 continue
             m = _HOST_PREFIX.match(str(line))
             yield (m.group("host") if m else ""), str(line), run["artifact_id"], run.get("at")

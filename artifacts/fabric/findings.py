@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import Count, Max, Q
 
 from artifacts.fabric import rules
+from artifacts.fabric.failure_checks import ERROR_EVENT_KINDS
 from artifacts.fabric.failure_checks import RUNS as NCCL_TESTS_RUNS
 from artifacts.models import (
     Artifact,
@@ -54,7 +55,8 @@ def evidence_for(artifact: Artifact) -> rules.Evidence:
         )[:MAX_RATE_ROWS]
     )  # fmt: skip
     facts = tuple(_fact_row(f) for f in artifact.host_facts.order_by("id").values())
-    kinds = {k for r in rules.EVENT_RULES for k in r.kinds}
+    # the event rules' kinds, and the error lines whose text the failure checks classify
+    kinds = {k for r in rules.EVENT_RULES for k in r.kinds} | ERROR_EVENT_KINDS
     events = tuple(
         rules.EventRow(
             artifact_id=artifact.pk,

@@ -72,3 +72,31 @@ def test_a_generated_ib_completion_error_links_its_page(starter_pages, viewer_cl
     finding = Finding.objects.get(artifact=artifact, rule="ib_completion_error")
     page = viewer_client.get(finding.get_absolute_url()).content.decode()
     assert "/kb/nccl-ib-completion-errors/" in page
+
+
+def test_a_separate_nccl_log_of_the_same_hosts_is_the_jobs_evidence(  # type: ignore[no-untyped-def]
+    starter_pages, viewer_client
+):
+    """The run's file says only 'remote process exited'; the NCCL log of the same host, taken
+    in the same minutes, names the cause: the run page shows its finding and page."""
+    from artifacts.parsing import artifact_parse
+    from artifacts.services import artifact_ingest
+
+    artifact = evaluated(upload("nccl_tests/xxrjun_pair_N2_G1_FAIL_network_error.log"))
+    run = artifact.runs.get()
+    at = run.measured_at.isoformat()
+    prefix = "cnode2-016:340134:340150 [0] NCCL"
+    log = (
+        f"{prefix} INFO NCCL version 2.28.7+cuda12.9\n"
+        f"{prefix} INFO NET/IB : Using [0]mlx5_0:1/IB ; OOB ib0:10.1.0.16<0>\n"
+        f"{prefix} WARN Call to ibv_reg_mr failed with error Cannot allocate memory\n"
+    )
+    outcome = artifact_ingest(
+        stream=io.BytesIO(log.encode()), name="nccl.cnode2-016.log",
+        metadata={"captured_at": at}, enqueue=False,
+    )  # fmt: skip
+    other = evaluated(artifact_parse(artifact_id=outcome.artifact.pk))
+    assert Finding.objects.filter(artifact=other, rule="ibv_call_failed").exists()
+    page = viewer_client.get(f"/runs/{run.pk}/").content.decode()
+    assert "ibv_reg_mr failed on cnode2-016" in page
+    assert "/kb/nccl-ibv-call-failed/" in page

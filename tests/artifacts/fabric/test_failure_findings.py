@@ -131,6 +131,8 @@ def test_ib_completion_error_names_status_and_vendor_syndrome() -> None:
     assert "IBV_WC_RETRY_EXC_ERR (status 12, vendor err 129)" in finding.title
     assert finding.host.startswith("ib-h100-n")
     assert finding.evidence["vendor_err"] == "129"
+    # the WARN line is a run error and (when both parsers read the file) a log event: once
+    assert finding.evidence["lines_total"] == 1
 
 
 def test_the_failed_call_and_cuda_error_are_in_the_titles() -> None:
