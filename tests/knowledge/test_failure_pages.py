@@ -59,6 +59,8 @@ def test_the_incident_opened_from_it_lists_the_pages(starter_pages, editor, edit
     page = editor_client.get(incident.get_absolute_url()).content.decode()
     assert NO_SYMPTOMS not in page
     assert "/kb/nccl-remote-error/" in page
+    # the findings are suggested for the timeline, like the other findings of its evidence
+    assert "NCCL remote error on cnode2-016" in page
 
 
 def test_a_generated_ib_completion_error_links_its_page(starter_pages, viewer_client) -> None:  # type: ignore[no-untyped-def]
@@ -100,3 +102,23 @@ def test_a_separate_nccl_log_of_the_same_hosts_is_the_jobs_evidence(  # type: ig
     page = viewer_client.get(f"/runs/{run.pk}/").content.decode()
     assert "ibv_reg_mr failed on cnode2-016" in page
     assert "/kb/nccl-ibv-call-failed/" in page
+
+
+def test_an_xid_in_the_hosts_kernel_log_reaches_the_failed_run(  # type: ignore[no-untyped-def]
+    starter_pages, viewer_client
+):
+    from tests.artifacts.fabric.conftest import upload_text
+
+    artifact = evaluated(upload("nccl_tests/xxrjun_pair_N2_G1_FAIL_network_error.log"))
+    run = artifact.runs.get()
+    dmesg = (
+        "[1234567.123456] NVRM: Xid (PCI:0000:43:00): 79, pid=340134, name=alltoall_perf, "
+        "GPU has fallen off the bus.\n"
+    )
+    kernel = evaluated(
+        upload_text("dmesg.txt", dmesg, host="cnode2-016",
+                    metadata={"captured_at": run.measured_at.isoformat()})
+    )  # fmt: skip
+    assert Finding.objects.filter(artifact=kernel, rule="gpu_xid").exists()
+    page = viewer_client.get(f"/runs/{run.pk}/").content.decode()
+    assert "Xid 79 on cnode2-016" in page and "/kb/xid-triage/" in page
