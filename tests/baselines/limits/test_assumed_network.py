@@ -200,3 +200,21 @@ def test_adopting_recomputes_the_below_peak_findings(  # type: ignore[no-untyped
     # sendrecv against 8 x 400 Gb/s: 400 / 8 = 50 GB/s per rank pair; best large size 30.5 %
     finding = Finding.objects.get(rule="run_below_peak", device=f"run {sendrecv.index}")
     assert "30.5% of its 50 GB/s peak" in finding.title
+
+
+def test_the_ofi_plugins_nic_count_narrows_the_candidates() -> None:
+    """EFA: "Selected Provider is efa (found 32 nics)" gives the count; p5's 100 Gb/s the rate."""
+    run, _profile = alone_run()
+    at = run.measured_at.isoformat()
+    for host in set(run.ranks.values_list("host", flat=True)):
+        body = (
+            f"{host}:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.9.1-aws\n"
+            f"{host}:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa (found 32 nics)\n"
+            f"{host}:1:1 [0] NCCL INFO Using network AWS Libfabric\n"
+        )
+        upload_log(body.encode(), at)
+    result = run_efficiency(run)
+    assert isinstance(result, Unavailable)
+    p5 = next(c for c in result.candidates if c.assumed.key == "aws-p5")
+    assert p5.limits.values["nics_per_node"].value == 32
+    assert p5.peak.peak_busbw_gbps == 400.0  # 32 x 100 Gb/s / 8
