@@ -8,7 +8,12 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError as ApiValidationError
@@ -34,10 +39,12 @@ from baselines.serializers import (
     AlertSerializer,
     AlertSummarySerializer,
     AlertUpdateSerializer,
+    AssumedEfficiencySerializer,
     BaselineCreateSerializer,
     BaselineSerializer,
     BaselineUpdateSerializer,
     HostMappingSerializer,
+    ProfileNetworkSerializer,
     ProfileSerializer,
     RunComparisonSerializer,
     RunEfficiencySerializer,
@@ -77,6 +84,21 @@ class ProfileViewSet(
         for key, value in serializer.validated_data.items():
             setattr(profile, key, value)
         _service_call(services.profile_save, profile=profile)
+
+    @extend_schema(
+        request=ProfileNetworkSerializer,
+        responses={200: ProfileSerializer},
+        description="State the profile's network: adopt a reference design (`design`, a "
+        "key from a run's efficiency candidates) or give `nics_per_node` and "
+        "`nic_speed_gbps`. Runs on the profile are then measured against it (stated).",
+    )
+    @action(detail=True, methods=["post"], url_path="network")
+    def network(self, request: Request, pk: Any = None) -> Response:
+        profile = self.get_object()
+        body = ProfileNetworkSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        saved = _service_call(services.profile_network_set, profile=profile, **body.validated_data)
+        return Response(ProfileSerializer(saved, context={"request": request}).data)
 
 
 class HostMappingViewSet(
@@ -334,9 +356,14 @@ class RunEfficiencyView(APIView):
 
     @extend_schema(
         responses={
-            200: RunEfficiencySerializer,
+            200: PolymorphicProxySerializer(
+                component_name="RunEfficiencyStatedOrAssumed",
+                serializers=[RunEfficiencySerializer, AssumedEfficiencySerializer],
+                resource_type_field_name=None,
+            ),
             404: OpenApiResponse(description="no such run, or its hardware limits are unknown "
-                                 "(``detail`` says which input is missing)"),
+                                 "and no reference design fits (``detail`` says which input "
+                                 "is missing)"),
         },
         description="The run measured against what its hardware can do: the bottleneck of "
         "its collective and topology (NVLink, per-node network, PCIe), the peak busbw it "
@@ -345,6 +372,9 @@ class RunEfficiencyView(APIView):
     )  # fmt: skip
     def get(self, request: Request, pk: int) -> Response:
         result = run_efficiency(get_object_or_404(BenchmarkRun, pk=pk))
+        if isinstance(result, Unavailable) and result.candidates:
+            # nothing states the network: the run under each reference design, assumed
+            return Response(AssumedEfficiencySerializer(result.to_json()).data)
         if isinstance(result, Unavailable):
             return Response({"detail": result.reason}, status=status.HTTP_404_NOT_FOUND)
         return Response(RunEfficiencySerializer(result.to_json()).data)

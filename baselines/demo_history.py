@@ -325,27 +325,49 @@ def _text(plan: RunPlan, rows: list[tuple[int, int, _Side, _Side]]) -> tuple[str
 # --------------------------------------------------------------------------------- loading
 
 
+def _profile_fields(demo: DemoProfile) -> tuple[dict[str, Any], str]:
+    facts = dict(PROFILE_FACTS.get(demo.slug, {}))
+    pattern = facts.pop("host_pattern", "")
+    return {
+        "name": demo.description[:120],
+        "gpu_generation": gpu_generation(facts.get("gpu_model", "")),
+        "gpus_per_node": demo.gpus_per_node,
+        "topology_notes": f"cluster {demo.cluster}: {demo.description}",
+        "auto_created": False,
+        **facts,
+    }, pattern
+
+
 def _ensure_profiles() -> dict[str, HardwareProfile]:
     profiles = {}
     for demo in PROFILES:
-        facts = dict(PROFILE_FACTS.get(demo.slug, {}))
-        pattern = facts.pop("host_pattern", "")
-
-        profile, _ = HardwareProfile.objects.update_or_create(
-            slug=demo.slug,
-            defaults={
-                "name": demo.description[:120],
-                "gpu_generation": gpu_generation(facts.get("gpu_model", "")),
-                "gpus_per_node": demo.gpus_per_node,
-                "topology_notes": f"cluster {demo.cluster}: {demo.description}",
-                "auto_created": False,
-                **facts,
-            },
-        )
+        fields, pattern = _profile_fields(demo)
+        profile, _ = HardwareProfile.objects.update_or_create(slug=demo.slug, defaults=fields)
         if pattern:
             HostProfileMapping.objects.get_or_create(pattern=pattern, defaults={"profile": profile})
         profiles[demo.slug] = profile
     return profiles
+
+
+def demo_profiles_state() -> list[HardwareProfile]:
+    """The short demo's profiles, stating their GPUs and networks before its runs are filed,
+    so multi-node runs show % of peak from the first screen. Idempotent and gentle: an
+    existing profile only gains what it leaves blank (an editor's choices stay)."""
+    out = []
+    for demo in PROFILES:
+        fields, _pattern = _profile_fields(demo)
+        profile, created = HardwareProfile.objects.get_or_create(slug=demo.slug, defaults=fields)
+        if not created:
+            blank = {k: v for k, v in fields.items() if v and not getattr(profile, k)}
+            if profile.fabric == HardwareProfile.Fabric.OTHER and fields.get("fabric"):
+                blank["fabric"] = fields["fabric"]
+            blank.pop("auto_created", None)
+            if blank:
+                for key, value in blank.items():
+                    setattr(profile, key, value)
+                profile.save(update_fields=list(blank))
+        out.append(profile)
+    return out
 
 
 def seed_history_command(

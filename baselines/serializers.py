@@ -275,6 +275,10 @@ class RunEfficiencySerializer(serializers.Serializer):
     """``GET /api/v1/runs/{id}/efficiency/`` (docs/efficiency.md)."""
 
     run = serializers.IntegerField()
+    assumed = serializers.BooleanField(
+        help_text="false: the limits are stated (profile, evidence, datasheet); true: the "
+        "network is a reference design assumed (candidates)"
+    )
     peak_busbw_gbps = serializers.FloatField(help_text="GB/s the bottleneck allows")
     bottleneck = serializers.ChoiceField(
         choices=["nvlink", "network", "pcie", "nic_line_rate", "override"]
@@ -292,3 +296,40 @@ class RunEfficiencySerializer(serializers.Serializer):
     large_message = EfficiencySizeSerializer(allow_null=True)
     threshold_pct = serializers.FloatField()
     sizes = EfficiencySizeSerializer(many=True)
+
+
+class NodeDesignSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    name = serializers.CharField()
+    gpus_per_node = serializers.IntegerField()
+    nics_per_node = serializers.IntegerField()
+    nic_line_rate_gbit = serializers.FloatField()
+    nic_model = serializers.CharField()
+    fabric = serializers.CharField()
+    network_gbit = serializers.FloatField()
+    source = serializers.CharField()
+
+
+class CandidateEfficiencySerializer(RunEfficiencySerializer):
+    design = NodeDesignSerializer()
+
+
+class AssumedEfficiencySerializer(serializers.Serializer):
+    """The efficiency answer when nothing states a multi-node run's network."""
+
+    run = serializers.IntegerField()
+    assumed = serializers.BooleanField(help_text="always true here")
+    peak_busbw_gbps = serializers.FloatField(allow_null=True, help_text="null: not stated")
+    detail = serializers.CharField(help_text="what is missing")
+    profile = serializers.CharField(allow_null=True)
+    candidates = CandidateEfficiencySerializer(
+        many=True, help_text="the run under each reference design of its GPU (assumed)"
+    )
+
+
+class ProfileNetworkSerializer(serializers.Serializer):
+    """``POST /api/v1/profiles/{slug}/network/``: a design key, or NICs and their rate."""
+
+    design = serializers.CharField(required=False, allow_blank=True)
+    nics_per_node = serializers.IntegerField(required=False, min_value=1)
+    nic_speed_gbps = serializers.IntegerField(required=False, min_value=1)

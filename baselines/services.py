@@ -369,6 +369,51 @@ def profile_save(*, profile: HardwareProfile) -> HardwareProfile:
     return profile
 
 
+def profile_network_set(
+    *,
+    profile: HardwareProfile,
+    design: str = "",
+    nics_per_node: int | None = None,
+    nic_speed_gbps: int | None = None,
+) -> HardwareProfile:
+    """State a profile's network: adopt a reference design (``hardware.reference``) or give
+    NICs per node and their rate. Efficiency is computed on read, so every run on the
+    profile is measured against it at once (stated, no longer assumed)."""
+    from hardware.reference import DESIGNS_BY_KEY
+
+    if design:
+        chosen = DESIGNS_BY_KEY.get(design)
+        if chosen is None:
+            raise ValidationError(
+                f"unknown reference design {design!r}; known: {', '.join(DESIGNS_BY_KEY)}"
+            )
+        nics_per_node, nic_speed_gbps = chosen.nics_per_node, int(chosen.nic_gbit)
+        profile.nic_model = profile.nic_model or chosen.nic_model
+        profile.gpus_per_node = profile.gpus_per_node or chosen.gpus_per_node
+        if profile.fabric == HardwareProfile.Fabric.OTHER and chosen.fabric in ("infiniband",):
+            profile.fabric = HardwareProfile.Fabric.INFINIBAND
+        elif profile.fabric == HardwareProfile.Fabric.OTHER and chosen.fabric == "roce":
+            profile.fabric = HardwareProfile.Fabric.ROCE_V2
+        note = f"Network: {chosen.label} (adopted reference design; {chosen.source})."
+        profile.topology_notes = "\n".join(x for x in (profile.topology_notes, note) if x)
+    if not nics_per_node or not nic_speed_gbps or nics_per_node < 1 or nic_speed_gbps < 1:
+        raise ValidationError("give NICs per node and their rate in Gb/s (both positive)")
+    profile.nics_per_node = int(nics_per_node)
+    profile.nic_speed_gbps = int(nic_speed_gbps)
+    with transaction.atomic():
+        saved = profile_save(profile=profile)
+        # the below-peak findings of its runs are stored: recompute them against the network
+        dispatch.enqueue("baselines.profile_efficiency", saved.pk)
+    return saved
+
+
+def profile_efficiency_refresh(*, profile_id: int) -> int:
+    """Rewrite the below-peak findings of every run filed on the profile (after its limits
+    changed); returns how many hold."""
+    runs = BenchmarkRun.objects.filter(context__profile_id=profile_id, benchmark="nccl-tests")
+    return efficiency_findings_refresh(runs=runs.iterator(chunk_size=500))
+
+
 def mapping_create(
     *, pattern: str, profile: HardwareProfile, priority: int = 0
 ) -> HostProfileMapping:

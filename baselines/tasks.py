@@ -6,7 +6,7 @@ from celery import shared_task
 
 from baselines.notify import digests_send, summary_notify
 from baselines.provenance.repair import facts_repair
-from baselines.services import artifact_evaluate, hosts_refile
+from baselines.services import artifact_evaluate, hosts_refile, profile_efficiency_refresh
 
 
 @shared_task(name="baselines.after_parse")
@@ -36,3 +36,9 @@ def refile_hosts(pattern: str) -> int:
 def repair_facts() -> str:
     """The editors' repair button: re-derive every run's stack and profile (repair.py)."""
     return "\n".join(facts_repair().lines())
+
+
+@shared_task(name="baselines.profile_efficiency")
+def profile_efficiency(profile_id: int) -> int:
+    """After a profile's network was stated: its runs' below-peak findings, recomputed."""
+    return profile_efficiency_refresh(profile_id=profile_id)

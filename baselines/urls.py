@@ -12,6 +12,7 @@ urlpatterns = [
     path("profiles/<slug:slug>/", views.profile_detail, name="profile-detail"),
     path("profiles/<slug:slug>/edit/", views.profile_edit, name="profile-edit"),
     path("profiles/<slug:slug>/hosts/", views.mapping_add, name="mapping-add"),
+    path("profiles/<slug:slug>/network/", views.profile_network, name="profile-network"),
     path("hosts/<int:pk>/delete/", views.mapping_delete, name="mapping-delete"),
     path("stacks/", views.stack_list, name="stack-list"),
     path("stacks/<int:pk>/", views.stack_detail, name="stack-detail"),

@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
 from artifacts import exports
@@ -139,6 +140,41 @@ def profile_edit(request: HttpRequest, slug: str | None = None) -> HttpResponse:
     else:
         form = ProfileForm(instance=profile)
     return render(request, "baselines/profile_form.html", {"form": form, "profile": profile})
+
+
+@require_POST
+@editor_only
+def profile_network(request: HttpRequest, slug: str) -> HttpResponse:
+    """Adopt a reference design for the profile, or state NICs per node and their rate
+    (the run page's "Against the hardware" panel posts here), then go back."""
+    profile = get_object_or_404(HardwareProfile, slug=slug)
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = profile.get_absolute_url()
+    try:
+        services.profile_network_set(
+            profile=profile,
+            design=request.POST.get("design", "").strip(),
+            nics_per_node=_positive_int(request.POST.get("nics_per_node")),
+            nic_speed_gbps=_positive_int(request.POST.get("nic_speed_gbps")),
+        )
+    except ValidationError as exc:
+        _errors(request, exc)
+    else:
+        messages.success(
+            request,
+            f"Profile {profile} now states {profile.nics_per_node} NICs x "
+            f"{profile.nic_speed_gbps} Gb/s per node: its runs are measured against it.",
+        )
+    return redirect(back or profile.get_absolute_url())
+
+
+def _positive_int(text: str | None) -> int | None:
+    try:
+        value = int(float(text or ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 @require_POST

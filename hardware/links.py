@@ -26,7 +26,7 @@ LINK_FACTS = (
     "gpu.pcie_gen_max", "gpu.pcie_width_current", "gpu.pcie_width_max", "gpu.pcie_gen_current",
     "pcie.link_gen_max", "pcie.link_gen_current", "pcie.link_width_current",
     "pcie.link_width_max",
-    "nvlink.active", "nccl.ib_devices", "nccl.gdr",
+    "nvlink.active", "nccl.ib_devices", "nccl.gdr", "nccl.ofi_nics",
 )  # fmt: skip
 
 
@@ -65,6 +65,11 @@ class HostLinks:
     gpu_pcie_source: str = ""
     nccl_devices: tuple[str, ...] = ()
     nccl_gdr: str = ""
+    # the NICs NCCL used (its NET/IB device list, or the OFI plugin's "found N nics"), the
+    # speeds it printed for them (Gb/s; newer NCCL only) and the artifact it came from
+    nccl_nic_count: int | None = None
+    nccl_speeds_gbit: tuple[float, ...] = ()
+    nccl_source: str = ""
 
     def node_network(
         self, *, expected_nics: int | None, default_gbit: float | None
@@ -223,6 +228,15 @@ def _host(host: str, rows: list[LinkFact]) -> HostLinks:
     for f in rows:
         if f.name == "nccl.ib_devices" and not out.nccl_devices:
             out.nccl_devices = tuple(d.strip() for d in f.value.split(",") if d.strip())
+            out.nccl_nic_count = len(out.nccl_devices) or None
+            out.nccl_source = f.source
+            speeds = f.extra.get("speeds_mbps") if isinstance(f.extra, dict) else None
+            if isinstance(speeds, dict):
+                out.nccl_speeds_gbit = tuple(
+                    float(v) / 1000 for v in speeds.values() if isinstance(v, int | float) and v
+                )
+        if f.name == "nccl.ofi_nics" and f.number and not out.nccl_nic_count:
+            out.nccl_nic_count, out.nccl_source = int(f.number), f.source
         if f.name == "nccl.gdr" and not out.nccl_gdr:
             out.nccl_gdr = f.value
     return out

@@ -123,13 +123,28 @@ def _num(value: Any) -> float | None:
     return number if math.isfinite(number) and number > 0 else None
 
 
+@dataclass(frozen=True)
+class NetworkFill:
+    """A network for a profile that states none: what the run's NCCL log says it used, or a
+    reference design assumed (``hardware.reference``). Fills only what the profile lacks;
+    ``source`` says where it came from ("assumed: ...", "NCCL INFO NET/IB ...")."""
+
+    nics_per_node: int | None
+    nic_gbit: float | None
+    source: str
+    gpus_per_node: int | None = None
+    nic_source: str = ""  # source of the count when it differs from the rate's
+
+
 def resolve_limits(
     profile: ProfileSpec | None,
     *,
     gpu_name: str,
     hosts: Mapping[str, HostLinks] | None = None,
+    network: NetworkFill | None = None,
 ) -> Limits:
-    """Every input with its source: profile override > evidence > profile field > datasheet."""
+    """Every input with its source: profile override > evidence > profile field > datasheet
+    (> ``network``: the NCCL log's devices or an assumed reference design)."""
     profile = profile or ProfileSpec()
     where = f"hardware profile {profile.slug}" if profile.slug else "hardware profile"
     overrides = {k: v for k, v in (profile.limits or {}).items() if k in OVERRIDES}
@@ -146,10 +161,14 @@ def resolve_limits(
     if gpus:
         source = over if "gpus_per_node" in overrides else where
         values["gpus_per_node"] = Value(int(gpus), "", source)
+    elif network and network.gpus_per_node:
+        values["gpus_per_node"] = Value(network.gpus_per_node, "", network.source)
 
     _scale_up(values, overrides, over, spec, gpu_name, profile, where, hosts, notes)
     _pcie(values, overrides, over, spec, hosts)
     _nics(values, overrides, over, profile, where)
+    if network:
+        _fill_network(values, network)
     node_network = _node_networks(values, overrides, over, hosts or {}, network_notes)
     if "peak_busbw_gbps" in overrides:
         values["peak_busbw_gbps"] = Value(overrides["peak_busbw_gbps"], "GB/s", over)
@@ -260,6 +279,15 @@ def _nics(
         values["nics_per_node"] = Value(int(count), "", over)
     elif profile.nics_per_node:
         values["nics_per_node"] = Value(int(profile.nics_per_node), "", where)
+
+
+def _fill_network(values: dict[str, Value], network: NetworkFill) -> None:
+    if "nic_line_rate_gbit" not in values and network.nic_gbit:
+        values["nic_line_rate_gbit"] = Value(float(network.nic_gbit), "Gb/s", network.source)
+    if "nics_per_node" not in values and network.nics_per_node:
+        values["nics_per_node"] = Value(
+            int(network.nics_per_node), "", network.nic_source or network.source
+        )
 
 
 def _node_networks(

@@ -105,7 +105,10 @@ def observed_for(subject: Any) -> Observed:
         _xid_of_finding(subject, seen)
         return seen
     if label == "artifacts.BenchmarkRun":
-        return observed_in_artifacts([subject.artifact_id], runs=[subject.pk])
+        # the run's own file and the other evidence of its job (the same hosts close in time)
+        from artifacts.runs.querysets import job_artifact_ids
+
+        return observed_in_artifacts(job_artifact_ids(subject), runs=[subject.pk])
     if label == "baselines.Alert":
         return Observed({f"alert:{subject.kind}"})
     if label == "baselines.AlertSummary":

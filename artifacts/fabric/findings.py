@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Count, Max, Q
 
 from artifacts.fabric import rules
+from artifacts.fabric.failure_checks import ERROR_EVENT_KINDS
+from artifacts.fabric.failure_checks import RUNS as NCCL_TESTS_RUNS
 from artifacts.models import (
     Artifact,
     CounterRate,
@@ -53,7 +55,8 @@ def evidence_for(artifact: Artifact) -> rules.Evidence:
         )[:MAX_RATE_ROWS]
     )  # fmt: skip
     facts = tuple(_fact_row(f) for f in artifact.host_facts.order_by("id").values())
-    kinds = {k for r in rules.EVENT_RULES for k in r.kinds}
+    # the event rules' kinds, and the error lines whose text the failure checks classify
+    kinds = {k for r in rules.EVENT_RULES for k in r.kinds} | ERROR_EVENT_KINDS
     events = tuple(
         rules.EventRow(
             artifact_id=artifact.pk,
@@ -69,6 +72,7 @@ def evidence_for(artifact: Artifact) -> rules.Evidence:
     )
     context: dict[str, Any] = dict(artifact.metadata or {})
     context["rdma_hosts"] = _rdma_hosts({f.host for f in facts if f.name == "nccl.transports"})
+    context[NCCL_TESTS_RUNS] = _run_rows(artifact)
     return rules.Evidence(
         rates=rates,
         samples=_single_reading_samples(artifact),
@@ -78,6 +82,34 @@ def evidence_for(artifact: Artifact) -> rules.Evidence:
         context=context,
         default_at=artifact.captured_at or artifact.uploaded_at,
     )
+
+
+def _run_rows(artifact: Artifact) -> list[dict[str, Any]]:
+    """The artifact's nccl-tests runs as plain rows for the failure checks: errors, whether
+    the footer came, validation results (failure_checks.py)."""
+    # validation failures come from the footer's "Out of bounds values : N FAILED" only:
+    # old nccl-tests print the maximum error (5e-07) where new ones print #wrong
+    runs = (
+        artifact.runs.filter(benchmark="nccl-tests")
+        .annotate(n_rows=Count("measurements"), last_size=Max("measurements__size_bytes"))
+        .order_by("index")
+    )
+    return [
+        {
+            "run_id": r.pk,
+            "artifact_id": artifact.pk,
+            "index": r.index,
+            "collective": r.collective,
+            "nranks": r.nranks,
+            "errors": list(r.errors or []),
+            "complete": r.complete,
+            "out_of_bounds": r.out_of_bounds,
+            "rows": r.n_rows,
+            "last_size": r.last_size,
+            "at": r.measured_at,
+        }
+        for r in runs[:500]
+    ]
 
 
 def _fact_row(f: dict[str, Any]) -> rules.FactRow:
@@ -173,7 +205,8 @@ def _rdma_hosts(hosts: set[str]) -> list[str]:
 
 @transaction.atomic
 def store_findings(artifact: Artifact, hits: list[rules.Hit]) -> list[Finding]:
-    existing = {f.fingerprint: f for f in artifact.findings.select_for_update()}
+    mine = artifact.findings.exclude(rule__in=rules.STORED_ELSEWHERE)
+    existing = {f.fingerprint: f for f in mine.select_for_update()}
     kept: list[Finding] = []
     seen: set[str] = set()
     for hit in hits:

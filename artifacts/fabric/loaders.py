@@ -406,7 +406,10 @@ def load_nccl_debug(artifact: Artifact, result: Any) -> None:
             "nccl.ib_devices",
             [f"{d.name}:{d.port}/{d.link_layer}" for d in h.ib_devices],
             host=h.host,
+            # the speed newer NCCL prints per device (Mb/s): the limits model's NIC rate
+            extra={"speeds_mbps": {d.name: d.speed_mbps for d in h.ib_devices if d.speed_mbps}},
         )
+        facts.add("nccl.ofi_nics", h.ofi_nics, host=h.host)
         facts.add(
             "nccl.socket_devices",
             [f"{d.interface}<{d.address}>" for d in h.socket_devices],

@@ -35,6 +35,7 @@ from artifacts.fabric.checks import (
     StateNotIn,
     is_idle,
 )
+from artifacts.fabric.failure_checks import RULE_SPECS as FAILURE_RULE_SPECS
 from artifacts.fabric.host_checks import (
     ArpFlux,
     GidIndexMismatch,
@@ -886,7 +887,14 @@ EFFICIENCY_RULES: tuple[FactRule, ...] = (
     ),
 )
 
-FACT_RULES = (*FACT_RULES, *LINK_RATE_RULES, *EFFICIENCY_RULES)
+# --- failures: failed/truncated/out-of-bounds runs and error signatures (failure_checks.py) --
+
+FAILURE_RULES: tuple[FactRule, ...] = tuple(FactRule(**spec) for spec in FAILURE_RULE_SPECS)
+
+FACT_RULES = (*FACT_RULES, *LINK_RATE_RULES, *EFFICIENCY_RULES, *FAILURE_RULES)
+# Rules whose findings another pass stores (baselines.limits.findings, after filing): the
+# artifact's own findings pass neither evaluates nor deletes them.
+STORED_ELSEWHERE = frozenset({"run_below_peak"})
 
 RULES: tuple[Rule, ...] = (*COUNTER_RULES, *FACT_RULES, *EVENT_RULES)
 RULES_BY_ID: dict[str, Rule] = {r.id: r for r in RULES}

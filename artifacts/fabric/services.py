@@ -18,6 +18,7 @@ FINDINGS_KINDS = frozenset(
         "dcgm", "dmesg", "proc_interrupts", "mlnx_qos",
         "show_gids", "fabric_manager", "sysctl", "nccl_topology",
         "prometheus_text", "prometheus_range",
+        "nccl_tests",  # failed, truncated and out-of-bounds runs are findings too
     }
 )  # fmt: skip
 

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 
@@ -274,6 +275,7 @@ class _RunPlan:
     stack: SoftwareStack
     label: str
     fail_at_bytes: int | None = None
+    failure: str = "link_flap"  # a key of FAILURES (the lines the failed run ends with)
 
     @property
     def name(self) -> str:
@@ -599,16 +601,20 @@ def _info_destroy(plan: _RunPlan, ranks: list[_Rank]) -> list[str]:
 
 
 def _failure(plan: _RunPlan, ranks: list[_Rank], rng: random.Random) -> list[str]:
-    """A link flap mid-sweep: NCCL WARNs, nccl-tests' failure trace, mpirun's abort notice."""
+    """How the failed run ends: the NCCL WARNs of its ``failure`` kind on one rank, then
+    nccl-tests' failure trace and mpirun's abort notice (truncated: nothing at all)."""
     victim = ranks[rng.randrange(len(ranks) // 2, len(ranks))]
-    hca = f"mlx5_{victim.local}"
+    if plan.failure == "truncated":
+        return []  # the job hung and was killed: the output just stops
     warn_prefix = f"{victim.host}:{victim.pid}:{victim.pid + 11} [{victim.local}] NCCL WARN"
-    post_error = "Call to ibv_post_send failed with error Network is down"
+    warns, result, where = FAILURES[plan.failure](victim, ranks)
+    lines = [f"{warn_prefix} {w}" for w in warns]
+    if where == "cuda":  # nccl-tests' own CUDACHECK, no NCCL result
+        lines.append(f"{victim.host}: Test CUDA failure common.cu:891 '{result}'")
+    else:
+        lines.append(f"{victim.host}: Test NCCL failure {where} '{result}'")
     return [
-        f"{warn_prefix} NET/IB : {hca}:1 Got async event : port error",
-        f"{warn_prefix} {post_error}",
-        f"{victim.host}: Test NCCL failure common.cu:1005 'unhandled system error "
-        f"(run with NCCL_DEBUG=INFO for details) / {post_error}'",
+        *lines,
         f" .. {victim.host} pid {victim.pid}: Test failure common.cu:1152",
         f" .. {victim.host} pid {victim.pid}: Test failure all_reduce.cu:90",
         f" .. {victim.host} pid {victim.pid}: Test failure common.cu:1178",
@@ -618,6 +624,82 @@ def _failure(plan: _RunPlan, ranks: list[_Rank], rng: random.Random) -> list[str
         "a non-zero exit code. Per user-direction, the job has been aborted.",
         "-" * 74,
     ]
+
+
+_Failure = Callable[["_Rank", list["_Rank"]], tuple[list[str], str, str]]
+_SYSTEM = "unhandled system error (run with NCCL_DEBUG=INFO for details)"
+_REMOTE = "remote process exited or there was a network error"
+
+
+def _peer(victim: _Rank, ranks: list[_Rank]) -> _Rank:
+    return next((r for r in ranks if r.host != victim.host), victim)
+
+
+def _peer_ip(victim: _Rank, ranks: list[_Rank]) -> str:
+    return f"10.60.7.{11 + ranks.index(_peer(victim, ranks)) // 8}"
+
+
+# The failure signatures the generator writes (fictional runs, real message shapes: NCCL's
+# net_ib.cc, transport and alloc warnings, nccl-tests' common.cu). Each returns the WARN
+# lines, the ncclResult_t text nccl-tests quotes, and where nccl-tests caught it.
+FAILURES: dict[str, _Failure] = {
+    "link_flap": lambda v, r: (
+        [f"NET/IB : mlx5_{v.local}:1 Got async event : port error",
+         "Call to ibv_post_send failed with error Network is down"],
+        f"{_SYSTEM} / Call to ibv_post_send failed with error Network is down",
+        "common.cu:1005",
+    ),
+    "ib_completion": lambda v, r: (
+        [f"NET/IB : Got completion from peer {_peer_ip(v, r)}<52344> with status=12 opcode=0 "
+         f"len=0 vendor err 129 (Recv) localGid ::ffff:10.60.7.{11 + r.index(v) // 8} "
+         f"remoteGids::ffff:{_peer_ip(v, r)} hca mlx5_{v.local}",
+         "transport/net.cc:1298 -> 6"],
+        f"{_REMOTE} / ", "common.cu:1005",
+    ),
+    "remote_error": lambda v, r: (
+        [f"NET/IB : peer {_peer(v, r).host} closed the connection (remote process exited?)"],
+        f"{_REMOTE} / ", "common.cu:1279",
+    ),
+    "ibv_reg_mr": lambda v, r: (
+        ["Call to ibv_reg_mr failed with error Cannot allocate memory",
+         "NET/IB : Failed to register memory (ulimit -l ?)"],
+        _SYSTEM, "common.cu:1012",
+    ),
+    "unhandled_cuda": lambda v, r: (
+        ["Cuda failure 'an illegal memory access was encountered'"],
+        "unhandled cuda error (run with NCCL_DEBUG=INFO for details)", "common.cu:1012",
+    ),
+    "cuda_oom": lambda v, r: ([], "out of memory", "cuda"),
+    "internal": lambda v, r: (
+        ["Trees/Rings mismatch between ranks: the communicator topology differs"],
+        "internal error - please report this issue to the NCCL developers", "common.cu:1012",
+    ),
+    "invalid_usage": lambda v, r: (
+        ["Invalid config blocking attribute value -2147483648"],
+        "invalid usage (run with NCCL_DEBUG=WARN for details)", "common.cu:1012",
+    ),
+}  # fmt: skip
+FAILURE_KINDS = (*FAILURES, "truncated", "out_of_bounds")
+
+
+def failure_file(kind: str, *, seed: int = 7) -> DemoFile:
+    """One nightly all_reduce of the 16-node InfiniBand demo profile that fails with the
+    given signature (``FAILURE_KINDS``): the tests' fixtures for failures no shared sample
+    shows, made the way the demo's own failed nightly is."""
+    if kind not in FAILURE_KINDS:
+        raise ValueError(f"unknown failure {kind!r}; known: {', '.join(FAILURE_KINDS)}")
+    if kind == "out_of_bounds":
+        plan = _RunPlan(IB_H100, "all_reduce", FIRST_DAY, NEW_STACK, f"failure-{kind}")
+        rng = _run_rng(plan, seed)
+        text = "\n".join(_render_lines(plan, rng)) + "\n"
+        # validation failed on the largest sizes: #wrong counted, the footer says so
+        text = text.replace("# Out of bounds values : 0 OK", "# Out of bounds values : 24 FAILED")
+        return _as_file(plan, text)
+    plan = _RunPlan(
+        IB_H100, "all_reduce", FIRST_DAY, NEW_STACK, f"failure-{kind}",
+        fail_at_bytes=FAIL_AT_BYTES, failure=kind,
+    )  # fmt: skip
+    return _as_file(plan, "\n".join(_render_lines(plan, _run_rng(plan, seed))) + "\n")
 
 
 def _footer(plan: _RunPlan, rows: list[_Row]) -> list[str]:
@@ -654,7 +736,10 @@ def _render_lines(plan: _RunPlan, rng: random.Random) -> list[str]:
 
 def _render_file(plan: _RunPlan, seed: int) -> DemoFile:
     rng = _run_rng(plan, seed)
-    text = "\n".join(_render_lines(plan, rng)) + "\n"
+    return _as_file(plan, "\n".join(_render_lines(plan, rng)) + "\n")
+
+
+def _as_file(plan: _RunPlan, text: str) -> DemoFile:
     profile = plan.profile
     return DemoFile(
         name=plan.name,

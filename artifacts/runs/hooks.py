@@ -25,6 +25,10 @@ class RunLimits:
     pct_by_size: dict[int, float | None] = field(default_factory=dict)
     peak_gbps: float | None = None
     peak_label: str = ""
+    # nothing states a multi-node run's network: the run under each reference design of its
+    # GPU (each an ``efficiency`` with ``assumed`` set), and the profile adopting one changes
+    candidates: tuple[Any, ...] = ()
+    profile_slug: str = ""
 
 
 def _unknown(run: BenchmarkRun) -> RunLimits:

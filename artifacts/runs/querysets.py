@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Model, QuerySet
+from django.db.models import Model, Q, QuerySet
 
 from artifacts.models.core import Artifact
 from artifacts.runs.models import BenchmarkRun
@@ -88,3 +89,64 @@ def _distinct(model: type[Model], field: str) -> list[Any]:
     with connection.cursor() as cursor:
         cursor.execute(sql)
         return [row[0] for row in cursor.fetchall()]
+
+
+# "Close in time" for the evidence of a run's job until jobs exist: the same hosts' files
+# within this of the run (a nightly job's NCCL log, dmesg, ibstat taken around it).
+JOB_WINDOW = timedelta(hours=2)
+MAX_JOB_ARTIFACTS = 50
+
+
+def job_artifact_ids(run: BenchmarkRun) -> list[int]:
+    """The artifacts that are the evidence of the run's job: its own file, and files that
+    report findings or fault events on the run's hosts within ``JOB_WINDOW`` of it.
+
+    The one seam a job lookup (same Slurm job id, same hosts, overlapping time) replaces:
+    the run page's findings and the knowledge pages by symptom both read it."""
+    from artifacts.fabric.fault_events import FAULT_EVENT_KINDS
+    from artifacts.fabric.models import Finding, LogEvent
+
+    ids = [run.artifact_id]
+    hosts = sorted({h for h in run.ranks.values_list("host", flat=True) if h})
+    if not hosts or run.measured_at is None:
+        return ids
+    window = (run.measured_at - JOB_WINDOW, run.measured_at + JOB_WINDOW)
+    found = (
+        Finding.objects.filter(host__in=hosts, observed_at__range=window)
+        .exclude(device__startswith="run ")  # another run's failure is that run's, not ours
+        .order_by()
+        .values_list("artifact_id", flat=True)
+    )
+    events = (
+        LogEvent.objects.filter(host__in=hosts, time__range=window, kind__in=FAULT_EVENT_KINDS)
+        .order_by()
+        .values_list("artifact_id", flat=True)
+    )
+    for artifact_id in [
+        *found.distinct()[:MAX_JOB_ARTIFACTS],
+        *events.distinct()[:MAX_JOB_ARTIFACTS],
+    ]:
+        if artifact_id not in ids:
+            ids.append(artifact_id)
+    return ids[: MAX_JOB_ARTIFACTS + 1]
+
+
+def run_findings(run: BenchmarkRun, limit: int = 50) -> list[Any]:
+    """The findings that concern this run: its own (``run N``: failed, truncated, below
+    peak), its file's error signatures (per host, no run named), and the findings of the
+    other files of its job (``job_artifact_ids``) on its hosts."""
+    from artifacts.fabric.models import Finding
+
+    others = [i for i in job_artifact_ids(run) if i != run.artifact_id]
+    hosts = {h for h in run.ranks.values_list("host", flat=True) if h}
+    own = Q(artifact_id=run.artifact_id) & (
+        Q(device=f"run {run.index}") | ~Q(device__startswith="run ")
+    )
+    rows = (
+        Finding.objects.filter(
+            own | (Q(artifact_id__in=others, host__in=hosts) & ~Q(device__startswith="run "))
+        )
+        .select_related("artifact")
+        .order_by("-severity_rank", "-observed_at", "id")
+    )
+    return list(rows[:limit])

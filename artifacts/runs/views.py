@@ -11,9 +11,10 @@ from artifacts.runs import exports
 from artifacts.runs.forms import RunFilterForm
 from artifacts.runs.hooks import run_limits
 from artifacts.runs.models import BenchmarkRun
-from artifacts.runs.querysets import run_filter_options, runs_filtered
+from artifacts.runs.querysets import run_filter_options, run_findings, runs_filtered
 from charts.figures import bandwidth_curve_spec, figure_json
 from perfhub.paging import page_of
+from perfhub.roles import can_edit
 
 
 def run_list(request: HttpRequest) -> HttpResponse:
@@ -44,6 +45,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     title = f"{run.collective or run.benchmark} · {run.nranks or '?'} ranks"
     limits = run_limits(run)
     measurements = list(run.measurements.all())
+    findings = run_findings(run)
     return render(
         request,
         "runs/run_detail.html",
@@ -54,6 +56,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "rows": [(m, limits.pct_by_size.get(m.size_bytes)) for m in measurements],
             "efficiency": limits.efficiency,
             "efficiency_reason": limits.reason,
+            "findings": findings,
+            "candidates": limits.candidates,
+            "profile_slug": limits.profile_slug,
+            "can_edit": can_edit(request.user),
             "chart": figure_json(
                 bandwidth_curve_spec(rows, peak_gbps=limits.peak_gbps, peak_label=limits.peak_label)
             )

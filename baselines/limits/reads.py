@@ -20,10 +20,12 @@ from artifacts.runs.hooks import RunLimits
 from baselines.models import HardwareProfile, RunContext, Series
 from baselines.provenance.host_facts import FACTS_WINDOW
 from hardware import efficiency as eff
+from hardware.gpus import gpu_model as model_of
 from hardware.links import LINK_FACTS, HostLinks, LinkFact, host_links
 from hardware.model import (
     BOTTLENECK_LABELS,
     Limits,
+    NetworkFill,
     Peak,
     ProfileSpec,
     Topology,
@@ -31,6 +33,7 @@ from hardware.model import (
     peak_for,
     resolve_limits,
 )
+from hardware.reference import NodeDesign, designs_for
 
 PERFTEST = "perftest"
 MAX_FACTS = 5000
@@ -55,6 +58,7 @@ class RunEfficiency:
     profile_slug: str = ""
     hosts: dict[str, HostLinks] = field(default_factory=dict)
     metric_note: str = ""
+    assumed: NodeDesign | None = None  # the reference design assumed for the network
 
     @property
     def large(self) -> eff.SizeEfficiency | None:
@@ -100,6 +104,7 @@ class RunEfficiency:
         large = self.large
         return {
             "run": self.run_id,
+            "assumed": self.assumed is not None,
             "peak_busbw_gbps": self.peak.peak_busbw_gbps,
             "bottleneck": self.peak.bottleneck,
             "model": self.model_inputs(),
@@ -117,14 +122,38 @@ class RunEfficiency:
 
 @dataclass(frozen=True)
 class Unavailable:
+    """Why the limits are not stated; for a multi-node run whose network nothing states,
+    the run under each reference design of its GPU (``candidates``, all assumed)."""
+
     reason: str
+    candidates: tuple[RunEfficiency, ...] = ()
+    profile_slug: str = ""
+    run_id: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The API body when nothing states the network: 200 with ``assumed: true``."""
+        return {
+            "run": self.run_id,
+            "assumed": True,
+            "peak_busbw_gbps": None,
+            "detail": self.reason,
+            "profile": self.profile_slug or None,
+            "candidates": [
+                {"design": c.assumed.to_json() if c.assumed else None, **c.to_json()}
+                for c in self.candidates
+            ],
+        }
 
 
 def run_page_limits(run: BenchmarkRun) -> RunLimits:
     """The run page's view of ``run_efficiency`` (provides ``artifacts.runs.hooks.run_limits``)."""
     result = run_efficiency(run)
     if isinstance(result, Unavailable):
-        return RunLimits(reason=result.reason)
+        return RunLimits(
+            reason=result.reason,
+            candidates=result.candidates,
+            profile_slug=result.profile_slug,
+        )
     peak = result.peak.peak_busbw_gbps
     return RunLimits(
         efficiency=result,
@@ -145,14 +174,39 @@ def run_efficiency(run: BenchmarkRun) -> RunEfficiency | Unavailable:
     hosts = tuple(sorted({h for h in ranks if h}))
     topology = _topology(run, ranks, hosts, spec)
     links = host_links(_link_facts(run, hosts))
-    limits = resolve_limits(spec, gpu_name=run.gpu, hosts=links)
+    from_log = network_from_nccl_log(links)
+    limits = resolve_limits(spec, gpu_name=run.gpu, hosts=links, network=from_log)
     peak = peak_for(run.collective, topology, limits)
-    if isinstance(peak, Unknown):
-        return Unavailable(_unknown_text(run, profile, peak.reason))
+    slug = profile.slug if profile else ""
     points = [
         (m[0], m[1] if m[1] is not None else m[2])
         for m in run.measurements.values_list("size_bytes", "oop_busbw_gbps", "ip_busbw_gbps")
     ]
+    if isinstance(peak, Unknown):
+        model = (spec.gpu_model if spec else "") or model_of(run.gpu)
+        candidates = []
+        if topology.nnodes > 1:
+            for design in designs_for(model):
+                fill = _assumed_fill(design, from_log)
+                assumed = resolve_limits(spec, gpu_name=run.gpu, hosts=links, network=fill)
+                got = peak_for(run.collective, topology, assumed)
+                if isinstance(got, Peak):
+                    candidates.append(
+                        RunEfficiency(
+                            run_id=run.pk,
+                            collective=run.collective,
+                            peak=got,
+                            topology=topology,
+                            limits=assumed,
+                            sizes=eff.per_size(points, got.peak_busbw_gbps),
+                            profile_slug=slug,
+                            hosts=links,
+                            assumed=design,
+                        )
+                    )
+        return Unavailable(
+            _unknown_text(run, profile, peak.reason), tuple(candidates), slug, run.pk
+        )
     return RunEfficiency(
         run_id=run.pk,
         collective=run.collective,
@@ -160,9 +214,47 @@ def run_efficiency(run: BenchmarkRun) -> RunEfficiency | Unavailable:
         topology=topology,
         limits=limits,
         sizes=eff.per_size(points, peak.peak_busbw_gbps),
-        profile_slug=profile.slug if profile else "",
+        profile_slug=slug,
         hosts=links,
     )
+
+
+def network_from_nccl_log(links: dict[str, HostLinks]) -> NetworkFill | None:
+    """The NICs NCCL said it used on the run's hosts (``NET/IB : Using [0]mlx5_0:1/IB ...``,
+    the OFI plugin's "found N nics"), with their speed where the log prints it. The fewest
+    NICs of any host: the run's rings go at the pace of its thinnest node.
+
+    This is the seam a job's evidence replaces: today the log counts when it describes one
+    of the run's hosts within the facts window (the run's own artifact, when nccl-tests ran
+    with NCCL_DEBUG=INFO, or another upload of the same hosts close in time); a job lookup
+    (same Slurm id) can hand in its logs' links instead."""
+    seen = [h for h in links.values() if h.nccl_nic_count]
+    if not seen:
+        return None
+    host = min(seen, key=lambda h: h.nccl_nic_count or 0)
+    count = host.nccl_nic_count
+    names = ", ".join(host.nccl_devices) or f"{count} NICs"
+    source = f"NCCL INFO on {host.host}: {names} ({host.nccl_source})"
+    speeds = [s for h in seen for s in h.nccl_speeds_gbit]
+    return NetworkFill(
+        nics_per_node=count,
+        nic_gbit=min(speeds) if speeds else None,
+        source=source,
+    )
+
+
+def _assumed_fill(design: NodeDesign, from_log: NetworkFill | None) -> NetworkFill:
+    """The design's network, keeping what the NCCL log did say (its NIC count)."""
+    text = f"assumed: {design.name} ({design.source})"
+    if from_log and from_log.nics_per_node:
+        return NetworkFill(
+            nics_per_node=from_log.nics_per_node,
+            nic_gbit=from_log.nic_gbit or design.nic_gbit,
+            source=text,
+            gpus_per_node=design.gpus_per_node,
+            nic_source=from_log.source,
+        )
+    return NetworkFill(design.nics_per_node, design.nic_gbit, text, design.gpus_per_node)
 
 
 def _unknown_text(run: BenchmarkRun, profile: HardwareProfile | None, reason: str) -> str:

@@ -61,6 +61,10 @@ class Command(BaseCommand):
             return seed_history_command(
                 runs=options["runs"], seed=seed, uploader=uploader, write=self.stdout.write
             )
+        # the demo's profiles state their networks before the runs are filed on them
+        from baselines.demo_history import demo_profiles_state
+
+        demo_profiles_state()
         created = 0
         for demo in demo_files(days=days, seed=seed):
             outcome = artifact_ingest(

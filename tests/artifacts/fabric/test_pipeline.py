@@ -187,10 +187,19 @@ def test_enqueue_runs_the_task_on_commit(eager_tasks, django_capture_on_commit_c
 
 
 def test_kinds_without_fabric_evidence_enqueue_nothing(django_capture_on_commit_callbacks) -> None:
-    artifact = upload("nccl_tests/xxrjun_pair_N2_G1_ok.log")
+    artifact = upload_text("notes.txt", "just some notes\n")
+    assert artifact.kind == "other"
     with django_capture_on_commit_callbacks() as callbacks:
         enqueue_findings(artifact)
     assert callbacks == []
+
+
+def test_nccl_tests_runs_get_a_findings_pass(django_capture_on_commit_callbacks) -> None:
+    """Failed, truncated and out-of-bounds runs are findings (failure_checks.py)."""
+    artifact = upload("nccl_tests/xxrjun_pair_N2_G1_ok.log")
+    with django_capture_on_commit_callbacks() as callbacks:
+        enqueue_findings(artifact)
+    assert len(callbacks) == 1
 
 
 BARE_ETHTOOL = "NIC statistics:\n     rx_prio3_pause: {n}\n     rx_discards_phy: 0\n"

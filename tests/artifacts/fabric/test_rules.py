@@ -319,6 +319,9 @@ def test_every_rule_is_covered_by_a_case_here() -> None:
     from tests.baselines.limits.test_findings import LIMITS_RULE_IDS  # docs/efficiency.md
 
     covered |= LIMITS_RULE_IDS
+    from tests.artifacts.fabric.test_failure_findings import FAILURE_RULES  # real + generated
+
+    covered |= FAILURE_RULES
     assert covered == set(rules.RULES_BY_ID)
 
 

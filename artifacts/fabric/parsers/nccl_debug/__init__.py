@@ -215,6 +215,7 @@ class _Host:
         self.transports: list[str] = []
         self.plugin: str | None = None
         self.ofi_provider: str | None = None
+        self.ofi_nics: int | None = None
         self.ib_devices: dict[str, dict[str, Any]] = {}
         self.ib_found: bool | None = None
         self.relaxed_ordering: bool | None = None
@@ -249,6 +250,7 @@ class _Host:
             transports=tuple(self.transports),
             plugin=self.plugin,
             ofi_provider=self.ofi_provider,
+            ofi_nics=self.ofi_nics,
             ib_devices=devices,
             ib_device_found=self.ib_found,
             relaxed_ordering=self.relaxed_ordering,
@@ -1069,6 +1071,9 @@ def _ofi_line(host: _Host, msg: str) -> None:
         host.plugin = "aws-ofi-nccl"
     if provider:
         host.ofi_provider = provider.group(1)
+    # "Selected Provider is efa (found 32 nics)": the NICs the plugin stripes over
+    if found := re.search(r"\(found (\d+) nics?\)", msg):
+        host.ofi_nics = int(found.group(1))
 
 
 def _has_partial_header(prefix: str) -> bool:

@@ -62,6 +62,7 @@ class HostInfo:
     gdr: bool | None  # GPU Direct RDMA: True if enabled anywhere, False if only disabled
     gdr_enabled_hcas: tuple[str, ...]
     gdr_disabled_hcas: tuple[str, ...]
+    ofi_nics: int | None = None  # aws-ofi-nccl "Selected Provider is efa (found 32 nics)"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -480,3 +480,31 @@ def test_shuffled_and_spliced_real_lines(lines: list[str], data: st.DataObject) 
         lines[i] = lines[i][:cut] + lines[-1]  # glue two writes together, as ranks do
     with contextlib.suppress(ParseError):
         nccl_debug.parse(io.BytesIO("\n".join(lines).encode()))
+
+
+def test_the_ofi_plugin_says_how_many_nics_it_found() -> None:
+    """aws-ofi-nccl's "Selected Provider is cxi (found 4 nics)": the NICs per node the limits
+    model reads when the profile states none (docs/efficiency.md)."""
+    from tests.samples import more_sample
+
+    path = more_sample("nccl_debug/alcf_polaris_vae_nccl_info_trace_aws_ofi_cxi.log")
+    with path.open("rb") as stream:
+        result = nccl_debug.parse(stream)
+    counts = {h.host: h.ofi_nics for h in result.hosts}
+    # the two nodes (other "hosts" are pieces of lines the launcher glued together)
+    assert counts["x3207c0s25b0n0"] == counts["x3207c0s25b1n0"] == 4
+
+
+def test_ib_device_speeds_are_kept_per_device() -> None:
+    text = (
+        "\n".join(
+            f"h1:1:1 [0] NCCL INFO NET/IB: [{i}] mlx5_{i}:uverbs{i}:1/RoCE provider=Mlx5 "
+            f"speed=200000 context=0x1 pciPath=/sys/x ar=0"
+            for i in range(2)
+        )
+        + "\nh1:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO]; OOB e0:1<0>\n"
+    )
+    [host] = parse_text(text).hosts
+    assert [(d.name, d.link_layer, d.speed_mbps) for d in host.ib_devices] == [
+        ("mlx5_0", "RoCE", 200000), ("mlx5_1", "RoCE", 200000),
+    ]  # fmt: skip
