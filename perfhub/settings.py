@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "perfhub",
     "artifacts",
     "baselines",
@@ -84,6 +85,8 @@ MIDDLEWARE = [
     "perfhub.middleware.LoginRequiredEverywhere",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # last, as django-axes asks: it turns a locked-out sign-in into its lockout response
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "perfhub.urls"
@@ -223,6 +226,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Auth, API ------------------------------------------------------------------------------
 LOGIN_URL = "login"
+
+# --- Sign-in throttling (django-axes) ---------------------------------------------------------
+# Failed password sign-ins are counted per user name and client address; past the limit that
+# pair is locked out for the cool-off, and a success resets the count. Token (API) requests
+# are not password sign-ins and are not counted.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = max(1, env_int("PERFHUB_LOGIN_FAILURE_LIMIT", 5))
+AXES_COOLOFF_TIME = max(1, env_int("PERFHUB_LOGIN_COOLOFF_MINUTES", 15)) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "account/locked_out.html"
+AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
 
