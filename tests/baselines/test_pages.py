@@ -197,7 +197,7 @@ def test_version_matrix_colours_the_regressed_bucket_and_links_to_the_comparison
 ):
     page = editor_client.get("/baselines/matrix/", {"profile": h200.slug}).content.decode()
     assert "2.21.5" in page and "2.23.4" in page and "≥ 256 MiB" in page
-    assert "rgba(185, 28, 28" in page  # a red cell
+    assert "rgba(153, 27, 27" in page  # a red cell
     assert 'data-click-links="true"' in page and "baselines_matrix.js" in page
     link = page.split("/baselines/matrix/compare/?")[1].split('"')[0].replace("&amp;", "&")
     compare = editor_client.get("/baselines/matrix/compare/?" + link)
