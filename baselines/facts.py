@@ -48,7 +48,8 @@ class StackFacts:
 
 
 def stack_facts(run: Mapping[str, Any], metadata: Mapping[str, Any]) -> StackFacts:
-    """Components from the run (``nccl_version``, ``nccl_tests_version``), then metadata.
+    """Components from the run (``nccl_version``, ``nccl_tests_version``), then metadata;
+    the run's own ``env`` (NCCL_* its output states) over the metadata's.
 
     Metadata keys are matched case-insensitively; upper-case ``NCCL_*`` keys (top level, or
     inside an ``env``/``environment`` object) form the environment. Values are stripped.
@@ -75,6 +76,12 @@ def stack_facts(run: Mapping[str, Any], metadata: Mapping[str, Any]) -> StackFac
             # Environment variables are upper case: "nccl_tests" is a version, not NCCL_TESTS.
             if name.startswith("NCCL_") and (text := _clean(value, limit=500)):
                 env[name] = text
+    # What the run's own output says it ran with (command line, NCCL's echo) beats what
+    # someone typed into the upload form.
+    run_env = run.get("env")
+    for key, value in run_env.items() if isinstance(run_env, Mapping) else ():
+        if str(key).startswith("NCCL_") and (text := _clean(value, limit=500)):
+            env[str(key)] = text
     return StackFacts(versions=versions, nccl_env=dict(sorted(env.items())), sources=sources)
 
 

@@ -188,7 +188,11 @@ def run_file(*, run: BenchmarkRun, mappings: list[HostProfileMapping] | None = N
     )
     _profile_fill(match.profile, hardware)
     own = stack_facts(
-        {"nccl_version": run.nccl_version, "nccl_tests_version": run.nccl_tests_version},
+        {
+            "nccl_version": run.nccl_version,
+            "nccl_tests_version": run.nccl_tests_version,
+            "env": (run.extra or {}).get("env") or {},
+        },
         metadata,
     )
     facts = merge_stacks(own, stack_from_facts(nearby))
