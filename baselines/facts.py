@@ -164,6 +164,7 @@ FACT_COMPONENTS: dict[str, tuple[str, ...]] = {
     "nic_firmware": ("hca.firmware", "nic.firmware", "link.firmware"),
 }
 ENV_PREFIX = "nccl.env."
+BENCHMARK_SOURCE = "nccl_tests artifact"  # Fact.source of facts read from a benchmark's file
 
 
 def stack_from_facts(facts: list[Fact]) -> StackFacts:
@@ -185,6 +186,11 @@ def stack_from_facts(facts: list[Fact]) -> StackFacts:
                 break
     env: dict[str, str] = {}
     for f in facts:
+        # Another benchmark's output (an nccl-tests file is read as an NCCL log too) is
+        # another job: its NCCL_ALGO=Tree is not this run's, or every run of a sweep filed
+        # after the Tree runs on the same hosts would seem to have run with Tree.
+        if f.source.startswith(BENCHMARK_SOURCE):
+            continue
         if f.name.startswith(ENV_PREFIX):
             key = f.name[len(ENV_PREFIX) :]
             if key.startswith("NCCL_") and key not in env and f.value.strip():
