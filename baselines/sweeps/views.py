@@ -4,7 +4,6 @@ crossovers, a chart; CSV/JSON), and "make a sweep" from runs picked on the runs 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -17,21 +16,10 @@ from django.views.decorators.http import require_POST
 from artifacts import exports
 from baselines.models import HardwareProfile, SoftwareStack, Sweep
 from baselines.sweeps import reads, services
+from baselines.sweeps.hooks import sweep_recipes
 from baselines.sweeps.winners import SweepAnalysis
-from perfhub.hooks import Hook
 from perfhub.paging import page_of
 from perfhub.roles import can_edit
-
-
-# Filled by knowledge (above baselines): what the sweep page shows about recipes written from
-# it, and whether "write a recipe" is offered. Returns a small context dict.
-def _no_recipes(sweep: Sweep, user: Any) -> dict[str, Any]:
-    return {}
-
-
-sweep_recipes: Hook[Callable[[Sweep, Any], dict[str, Any]]] = Hook(
-    "sweep recipes", fallback=_no_recipes
-)
 
 MAX_CHARTS = 6
 

@@ -122,6 +122,15 @@ class SweepAnalysis:
     value_settings: dict[str, dict[str, str]] = field(default_factory=dict)  # label -> settings
     runs_per_value: dict[str, int] = field(default_factory=dict)
 
+    def win_counts(self) -> list[tuple[str, int]]:
+        """(value, sizes won) of the values that win somewhere, most wins first."""
+        counts: dict[str, int] = defaultdict(int)
+        for bench in self.benchmarks:
+            for size in bench.sizes:
+                if size.winner:
+                    counts[size.winner] += 1
+        return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+
     def wins(self) -> dict[str, list[tuple[BenchmarkResult, list[tuple[int, int]]]]]:
         """value -> [(benchmark, ranges it wins)] for the values that win anywhere."""
         out: dict[str, list[tuple[BenchmarkResult, list[tuple[int, int]]]]] = {}

@@ -1,0 +1,71 @@
+"""The knowledge side of a sweep page ("write a recipe", recipes it proves or disputes) and
+the POST that writes the recipe (editors)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.template.loader import render_to_string
+from django.views.decorators.http import require_POST
+
+from baselines.models import Sweep
+from baselines.sweeps.reads import sweep_view
+from knowledge.models import Citation, Page, PageType
+from knowledge.services import PageError
+from knowledge.tuning import proof
+from perfhub.roles import can_edit
+
+
+def sweep_panel(sweep: Sweep, user: Any) -> dict[str, Any]:
+    """Provided to the sweep page (baselines' ``sweep_recipes`` hook): the recipes this sweep
+    proves, those it disputes (marked for review as it is opened) and the write form."""
+    view = sweep_view(sweep)
+    proved = list(
+        Page.objects.filter(
+            citations__kind=proof.SWEEP_KIND, citations__object_id=str(sweep.pk)
+        ).distinct()
+    )
+    reviews = proof.reviews_record(view)
+    html = render_to_string(
+        "knowledge/tuning/_sweep_panel.html",
+        {
+            "sweep": sweep,
+            "winners": proof.winning_values(view),
+            "proved": proved,
+            "reviews": reviews,
+            "recipes": Page.objects.filter(type=PageType.TUNING_RECIPE).order_by("title")[:200],
+            "can_edit": can_edit(user),
+        },
+    )
+    return {"recipe_panel": html}
+
+
+@require_POST
+def write_recipe(request: HttpRequest, pk: int) -> HttpResponse:
+    sweep = get_object_or_404(Sweep, pk=pk)
+    if not can_edit(request.user):
+        messages.error(request, "Writing a recipe needs the editor role.")
+        return redirect(sweep)
+    target = None
+    if slug := request.POST.get("page"):
+        target = get_object_or_404(Page, slug=slug, type=PageType.TUNING_RECIPE)
+    try:
+        page = proof.recipe_write(
+            sweep=sweep, value=request.POST.get("value", ""), by=request.user, page=target
+        )
+    except PageError as exc:
+        messages.error(request, f"No recipe written: {exc}")
+        return redirect(sweep)
+    messages.success(request, f"Recipe “{page.title}” written from sweep #{sweep.pk}.")
+    return redirect(page)
+
+
+def page_reviews(page: Page) -> list[Any]:
+    """Open reviews of a recipe page (shown at its top)."""
+    return list(page.reviews.filter(resolved_at__isnull=True))
+
+
+__all__ = ["Citation", "page_reviews", "sweep_panel", "write_recipe"]
