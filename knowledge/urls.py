@@ -22,6 +22,7 @@ urlpatterns = [
         name="kb-restore",
     ),
     path("kb/<slug:slug>/verify/", views.page_verify_view, name="kb-verify"),
+    path("kb/<slug:slug>/hosts/", tuning_views.recipe_hosts, name="kb-recipe-hosts"),
     path("kb/<slug:slug>/cite/", views.page_cite, name="kb-cite"),
     path("kb/<slug:slug>/cite/<int:citation_id>/remove/", views.page_uncite, name="kb-uncite"),
     path("kb/<slug:slug>/download.<str:fmt>", views.page_download, name="kb-download"),

@@ -171,9 +171,17 @@ def _rdma_hosts(hosts: set[str]) -> list[str]:
     return sorted(set(active.values_list("host", flat=True)))
 
 
+# Rules whose findings an app above writes itself (the knowledge base's recipe check,
+# knowledge/tuning/fleet.py): a rules refresh of the artifact leaves them alone.
+KEPT_RULES: set[str] = set()
+
+
 @transaction.atomic
 def store_findings(artifact: Artifact, hits: list[rules.Hit]) -> list[Finding]:
-    existing = {f.fingerprint: f for f in artifact.findings.select_for_update()}
+    existing = {
+        f.fingerprint: f
+        for f in artifact.findings.exclude(rule__in=sorted(KEPT_RULES)).select_for_update()
+    }
     kept: list[Finding] = []
     seen: set[str] = set()
     for hit in hits:

@@ -7,13 +7,13 @@ from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from baselines.models import Sweep
 from baselines.sweeps.reads import sweep_view
-from knowledge.models import Citation, Page, PageType
+from knowledge.models import Page, PageType
 from knowledge.services import PageError
 from knowledge.tuning import proof
 from perfhub.roles import can_edit
@@ -63,9 +63,35 @@ def write_recipe(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect(page)
 
 
-def page_reviews(page: Page) -> list[Any]:
-    """Open reviews of a recipe page (shown at its top)."""
-    return list(page.reviews.filter(resolved_at__isnull=True))
+def recipe_hosts(request: HttpRequest, slug: str) -> HttpResponse:
+    """The recipe on every host: a per-host table (conforms / differs / unknown, with the
+    evidence line), the fleet summary, and a finding per drift (recorded as it is shown)."""
+    from artifacts import exports
+    from knowledge.tuning.fleet import findings_record, fleet_check
 
-
-__all__ = ["Citation", "page_reviews", "sweep_panel", "write_recipe"]
+    page = get_object_or_404(Page, slug=slug)
+    summary = fleet_check(page)
+    findings_record(page, summary)
+    if request.GET.get("format") == "csv":
+        return exports.csv_response(
+            f"recipe-{page.slug}-hosts.csv",
+            ["host", "host_verdict", "setting", "expected", "found", "verdict", "evidence"],
+            [
+                (
+                    h.host,
+                    h.verdict,
+                    c.setting.name or c.setting.value,
+                    c.expected,
+                    c.found,
+                    c.verdict,
+                    c.line,
+                )
+                for h in summary.hosts
+                for c in h.checks
+            ],
+        )
+    return render(
+        request,
+        "knowledge/tuning/recipe_hosts.html",
+        {"page": page, "summary": summary, "settings": page.parsed_settings},
+    )
