@@ -28,7 +28,7 @@ class KnowledgeConfig(AppConfig):
         sweep_recipes.provide(_sweep_panel)
 
 
-def _sweep_panel(sweep: object, user: object) -> dict[str, object]:
+def _sweep_panel(sweep: object, request: object) -> dict[str, object]:
     from knowledge.tuning.views import sweep_panel
 
-    return sweep_panel(sweep, user)  # type: ignore[arg-type]
+    return sweep_panel(sweep, request)  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 """What the sweep page shows from the app above baselines (perfhub/hooks.py): knowledge fills
 ``sweep_recipes`` from its ``AppConfig.ready`` (the recipes a sweep proves or disputes, and
-"write a recipe"). Kept apart from the views so that providing it loads no view code."""
+"write a recipe"), called with the sweep and the request (its forms need the CSRF token).
+Kept apart from the views so that providing it loads no view code."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from baselines.models import Sweep
 
 
-def _no_recipes(sweep: Sweep, user: Any) -> dict[str, Any]:
+def _no_recipes(sweep: Sweep, request: Any) -> dict[str, Any]:
     return {}
 
 

@@ -48,7 +48,7 @@ def sweep_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "sections": _sections(view.analysis),
         "noise": NOISE_TEXT,
         "can_edit": can_edit(request.user),
-        **sweep_recipes(sweep, request.user),
+        **sweep_recipes(sweep, request),
     }
     return render(request, "baselines/sweep_detail.html", context)
 

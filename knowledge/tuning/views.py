@@ -19,7 +19,7 @@ from knowledge.tuning import proof
 from perfhub.roles import can_edit
 
 
-def sweep_panel(sweep: Sweep, user: Any) -> dict[str, Any]:
+def sweep_panel(sweep: Sweep, request: HttpRequest) -> dict[str, Any]:
     """Provided to the sweep page (baselines' ``sweep_recipes`` hook): the recipes this sweep
     proves, those it disputes (marked for review as it is opened) and the write form."""
     view = sweep_view(sweep)
@@ -37,8 +37,9 @@ def sweep_panel(sweep: Sweep, user: Any) -> dict[str, Any]:
             "proved": proved,
             "reviews": reviews,
             "recipes": Page.objects.filter(type=PageType.TUNING_RECIPE).order_by("title")[:200],
-            "can_edit": can_edit(user),
+            "can_edit": can_edit(request.user),
         },
+        request=request,  # the form's CSRF token
     )
     return {"recipe_panel": html}
 

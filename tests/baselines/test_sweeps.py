@@ -170,6 +170,9 @@ def test_sweep_of_uploaded_artifacts_page_and_api(
     assert winners[GiB] == "Ring" and winners[256 * 1024] == "Tree"
     csv_text = viewer_client.get(f"/baselines/sweeps/{sweep.pk}/?format=csv").content.decode()
     assert csv_text.startswith("collective,nranks,size_bytes,value")
+    schema = viewer_api.get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()["paths"]
+    assert "/api/v1/sweeps/" in schema and "post" in schema["/api/v1/sweeps/"]
+    assert "/api/v1/sweeps/{id}/" in schema
     listing = viewer_api.get("/api/v1/sweeps/").json()
     assert listing["results"][0]["name"] == "algo sweep"
     # the API makes sweeps for editors only
