@@ -45,3 +45,28 @@ def test_sweep_to_recipe_to_hosts(request, live_server, editor, eager_tasks):
         page.wait_for_selector("#fleet-summary")
         assert "hosts conform" in page.inner_text("#fleet-summary")
         assert page.locator("#recipe-hosts tbody tr[data-host]").count() >= 1
+
+
+def test_upload_files_as_a_sweep_in_the_browser(
+    request, live_server, editor, eager_tasks, tmp_path
+):
+    paths = []
+    for demo in sweep_files(values={"": (), "Ring": ((256 * MiB, 1 << 40, 1.08),)}, replicates=2):
+        path = tmp_path / demo.name
+        path.write_bytes(demo.content)
+        paths.append(str(path))
+    page = request.getfixturevalue("browser_page")
+    page.goto(f"{live_server.url}/artifacts/")
+    page.fill("input[name=username]", "eddie")
+    page.fill("input[name=password]", "pw-eddie")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#upload-sweep")
+    page.fill("#upload-sweep", "browser folder sweep")
+    page.set_input_files("#upload-input", paths)
+    page.wait_for_selector("#upload-sweep-link")
+    page.click("#upload-sweep-link")
+    page.wait_for_selector(".sweep-table")
+    assert "browser folder sweep" in page.inner_text("h1")
+    from baselines.models import Sweep
+
+    assert Sweep.objects.get(name="browser folder sweep").artifacts.count() == 4
