@@ -12,7 +12,10 @@ What can be checked, and from what:
   and ``NCCL INFO ... set by environment`` lines of NCCL logs (facts ``nccl.env.<name>``);
 * ``command`` items that are ``mlnx_qos`` calls: ``--trust dscp|pcp`` against ``qos.trust``
   and ``--pfc 0,0,0,1,0,0,0,0`` against ``qos.pfc_enabled`` of the named interface (any
-  interface when the evidence names none).
+  interface when the evidence names none);
+* ``command`` items that are ``mlxconfig ... set NAME=VALUE ...``: each parameter against
+  the host's ``mlxconfig -q`` (facts ``mlxconfig.<NAME>``, ``True(1)`` matching ``1``,
+  ``True`` or ``True(1)``).
 
 Everything else (boot parameters, other commands, a key the dump did not keep, a variable no
 run states) is **unknown**: absence of evidence never counts as conforming.
@@ -163,7 +166,10 @@ def _command(setting: Setting, rows: list[Evidence]) -> Check:
         words = shlex.split(setting.value)
     except ValueError:
         words = setting.value.split()
-    if not words or words[0].rsplit("/", 1)[-1] != "mlnx_qos":
+    tool = words[0].rsplit("/", 1)[-1] if words else ""
+    if tool == "mlxconfig":
+        return _mlxconfig(setting, words, rows)
+    if tool != "mlnx_qos":
         return Check(setting, UNKNOWN, setting.value, "", "no evidence reader for this command")
     device = _flag(setting.value, "-i") or ""
     trust, pfc = _flag(setting.value, "--trust"), _flag(setting.value, "--pfc")
@@ -194,6 +200,67 @@ def _command(setting: Setting, rows: list[Evidence]) -> Check:
         hit = next((p for p in parts if p.verdict == verdict), None)
         if hit:
             return hit
+    return Check(
+        setting,
+        CONFORMS,
+        setting.value,
+        "; ".join(p.found for p in parts),
+        "; ".join(p.line for p in parts),
+        parts[0].artifact_id,
+    )
+
+
+def _mlxconfig(setting: Setting, words: list[str], rows: list[Evidence]) -> Check:
+    """``mlxconfig -d DEV [-y] set A=1 B=2``: every parameter must match ``mlxconfig -q``."""
+    if "set" not in words:
+        return Check(setting, UNKNOWN, setting.value, "", "only mlxconfig set is checked")
+    device = _flag(setting.value, "-d") or ""
+    pairs = [w.split("=", 1) for w in words[words.index("set") + 1 :] if "=" in w]
+    if not pairs:
+        return Check(setting, UNKNOWN, setting.value, "", "mlxconfig set names no parameter")
+    parts = []
+    for name, want in pairs:
+        hits = [r for r in rows if r.name == f"mlxconfig.{name}"]
+        found = next((r for r in hits if device and r.device == device), hits[0] if hits else None)
+        if found is None:
+            why = (
+                "no mlxconfig -q of this host"
+                if not any(r.name.startswith("mlxconfig.") for r in rows)
+                else f"the host's mlxconfig -q does not show {name}"
+            )
+            parts.append(Check(setting, UNKNOWN, f"{name}={want}", "", why))
+            continue
+        same = bool(_mlx_forms(found.value) & _mlx_forms(want))
+        line = f"{name} = {found.value}  ({found.device}, {found.source})"
+        parts.append(
+            Check(
+                setting,
+                CONFORMS if same else DIFFERS,
+                f"{name}={want}",
+                f"{name}={found.value}",
+                line,
+                found.artifact_id,
+            )
+        )
+    return _combined(setting, parts)
+
+
+def _mlx_forms(value: str) -> set[str]:
+    """``True(1)`` -> {"true", "1", "true(1)"}: mlxconfig prints a name and its code."""
+    text = value.strip().lower()
+    match = re.fullmatch(r"(.*?)\((\w+)\)", text)
+    forms = {text}
+    if match:
+        forms |= {match.group(1).strip(), match.group(2)}
+    return forms | ({"1"} if text == "true" else {"0"} if text == "false" else set())
+
+
+def _combined(setting: Setting, parts: list[Check]) -> Check:
+    """One verdict for a command of several checks: any difference, else any unknown."""
+    for verdict in (DIFFERS, UNKNOWN):
+        hit = next((p for p in parts if p.verdict == verdict), None)
+        if hit:
+            return Check(setting, verdict, hit.expected, hit.found, hit.line, hit.artifact_id)
     return Check(
         setting,
         CONFORMS,

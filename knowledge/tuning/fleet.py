@@ -33,8 +33,12 @@ from knowledge.tuning.conformance import (
 RULE = "recipe_drift"
 KEPT_RULES.add(RULE)  # a rules refresh of the evidence artifact leaves these findings alone
 MAX_HOSTS = 2000
+# The facts a recipe item can be checked against (conformance.py says how).
 _FACT_NAMES = (
-    Q(name__startswith="sysctl.") | Q(name__startswith="qos.") | Q(name__startswith="nccl.env.")
+    Q(name__startswith="sysctl.")
+    | Q(name__startswith="qos.")
+    | Q(name__startswith="nccl.env.")
+    | Q(name__startswith="mlxconfig.")
 )
 
 

@@ -148,3 +148,38 @@ def test_env_settings_from_the_newest_run_of_a_host(
     _, checks = checks_of(summary, summary.hosts[0].host)
     assert checks["NCCL_ALGO"].found == "Tree" and "run #" in checks["NCCL_ALGO"].line
     assert checks["NCCL_PROTO"].verdict == UNKNOWN
+
+
+def test_mlxconfig_settings_against_a_real_mlxconfig_query(editor) -> None:
+    """The shared sample's ``mlxconfig -q`` of a ConnectX-5 Ex on host daytona3: SRIOV_EN
+    True(1), NUM_OF_VFS 6, CQE_COMPRESSION BALANCED(0), PCI_WR_ORDERING per_mkey(0); it does
+    not show ROCE_ADAPTIVE_ROUTING_EN (that firmware has no such parameter)."""
+    from tests.samples import sample
+
+    data = sample("mlxconfig/mailinglist_cx5ex_mcx516a_cda_mlxconfig_q_DEQUOTED.txt").read_bytes()
+    ingest(data, "mlxconfig.txt", "mlxconfig")
+    recipe = page_create(
+        by=editor, title="CX5 firmware settings", type=PageType.TUNING_RECIPE, topic="network",
+        settings=[
+            {"kind": "command", "scope": "nic",
+             "value": "mlxconfig -d /dev/mst/mt4121_pciconf0 -y set SRIOV_EN=1 "
+                      "CQE_COMPRESSION=BALANCED"},
+            {"kind": "command", "scope": "nic", "value": "mlxconfig -y set NUM_OF_VFS=8"},
+            {"kind": "command", "scope": "nic", "value": "mlxconfig -y set PCI_WR_ORDERING=1"},
+            {"kind": "command", "scope": "nic",
+             "value": "mlxconfig -y set ROCE_ADAPTIVE_ROUTING_EN=1"},
+        ],
+    )  # fmt: skip
+    summary = fleet_check(recipe, hosts=["daytona3"])
+    result, checks = checks_of(summary, "daytona3")
+    both = checks[recipe.parsed_settings[0].value]
+    assert both.verdict == CONFORMS
+    assert "SRIOV_EN = True(1)  (/dev/mst/mt4121_pciconf0, mlxconfig artifact #" in both.line
+    vfs = checks["mlxconfig -y set NUM_OF_VFS=8"]
+    assert (vfs.verdict, vfs.found, vfs.expected) == (DIFFERS, "NUM_OF_VFS=6", "NUM_OF_VFS=8")
+    ordering = checks["mlxconfig -y set PCI_WR_ORDERING=1"]
+    assert (ordering.verdict, ordering.found) == (DIFFERS, "PCI_WR_ORDERING=per_mkey(0)")
+    routing = checks["mlxconfig -y set ROCE_ADAPTIVE_ROUTING_EN=1"]
+    assert routing.verdict == UNKNOWN
+    assert "does not show ROCE_ADAPTIVE_ROUTING_EN" in routing.line
+    assert result.verdict == DIFFERS
