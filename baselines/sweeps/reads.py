@@ -62,6 +62,16 @@ def run_settings(run: BenchmarkRun) -> dict[str, str]:
 
 
 def sweep_view(sweep: Sweep) -> SweepView:
+    """The sweep's runs and analysis; kept on the instance for the rest of the request (the
+    page and the knowledge panel it shows both read it)."""
+    cached: SweepView | None = getattr(sweep, "_sweep_view", None)
+    if cached is None:
+        cached = _sweep_view(sweep)
+        sweep._sweep_view = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def _sweep_view(sweep: Sweep) -> SweepView:
     runs = list(sweep_run_queryset(sweep)[: MAX_RUNS + 1])
     left_out: list[str] = []
     if len(runs) > MAX_RUNS:

@@ -20,6 +20,7 @@ from perfhub.roles import can_edit
 
 
 def sweep_panel(sweep: Sweep, request: HttpRequest) -> dict[str, Any]:
+    # the sweep page read the view already: sweep_view keeps it on the instance
     """Provided to the sweep page (baselines' ``sweep_recipes`` hook): the recipes this sweep
     proves, those it disputes (marked for review as it is opened) and the write form."""
     view = sweep_view(sweep)

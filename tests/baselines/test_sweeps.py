@@ -259,3 +259,27 @@ def test_setting_matrix_rows_are_values_cells_against_the_default(
     url = view.rows[1]["cells"][big][1]
     compare = viewer_client.get(url).content.decode()
     assert "NCCL_ALGO=Ring vs NCCL_ALGO unset" in compare and "Verdict" in compare
+
+
+@pytest.mark.django_db
+def test_sweep_pages_read_a_bounded_number_of_queries(
+    eager_tasks, django_capture_on_commit_callbacks, viewer_client, editor
+) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    def queries(url: str) -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert viewer_client.get(url).status_code == 200
+        return len(captured)
+
+    small = _load_sweep(django_capture_on_commit_callbacks, {"": (), "Tree": ((0, MiB, 1.3),)}, 1)
+    first = sweep_create(name="small", artifact_ids=[a.pk for a in small])
+    big = _load_sweep(django_capture_on_commit_callbacks, EFFECTS, replicates=3)
+    second = sweep_create(name="big", artifact_ids=[a.pk for a in big])
+    for _ in range(3):
+        sweep_create(name="more", artifact_ids=[a.pk for a in small])
+    # 2 runs against 12: the same queries (runs, points, the recipe panel's few)
+    assert queries(f"/baselines/sweeps/{first.pk}/") == queries(f"/baselines/sweeps/{second.pk}/")
+    assert queries(f"/baselines/sweeps/{second.pk}/") <= 20
+    assert queries("/baselines/sweeps/") <= 8
