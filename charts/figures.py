@@ -499,10 +499,27 @@ def sweep_curves_spec(
         for size in crossovers or []
     ]  # fmt: skip
     layout = _frame(title, height=380, legend_y=-0.25, bottom=90)
+    # Small messages are where latency-bound settings (Tree, LL) differ, invisible next to a
+    # 300 GB/s plateau on a linear axis: a button switches to a log axis.
+    scales = [
+        {"label": label, "method": "relayout", "args": [{"yaxis.type": kind}]}
+        for label, kind in (("linear", "linear"), ("log", "log"))
+    ]
     layout.update(
         xaxis=_size_axis(pd.Series(all_sizes, dtype="int64")),
         yaxis={"title": {"text": "bus bandwidth GB/s"}, "rangemode": "tozero"},
         shapes=shapes,
+        updatemenus=[
+            {
+                "type": "buttons",
+                "direction": "left",
+                "x": 0,
+                "y": 1.12,
+                "xanchor": "left",
+                "buttons": scales,
+                "showactive": True,
+            }
+        ],
     )
     return {"data": data, "layout": layout}
 

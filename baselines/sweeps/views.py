@@ -191,7 +191,7 @@ def _sections(analysis: SweepAnalysis) -> list[dict[str, Any]]:
                     }
                 )
         crossings = [int(math.sqrt(c.below_bytes * c.above_bytes)) for c in bench.crossovers]
-        spec = sweep_curves_spec(values, crossovers=crossings, title=bench.label)
+        spec = sweep_curves_spec(values, crossovers=crossings)  # the section names it
         chart_id = f"sweep-chart-{len(out)}"
         section["chart"] = {
             "id": chart_id,
