@@ -18,7 +18,7 @@ from django.utils import timezone
 from artifacts.fabric.findings import KEPT_RULES
 from artifacts.fabric.models import Finding, HostFact
 from artifacts.models import RunRank
-from baselines.models import RunContext
+from baselines.models import HardwareProfile, RunContext
 from hardware.evidence import SEVERITY_RANK, WARNING
 from knowledge.models import Page
 from knowledge.tuning.conformance import (
@@ -40,6 +40,29 @@ _FACT_NAMES = (
     | Q(name__startswith="nccl.env.")
     | Q(name__startswith="mlxconfig.")
 )
+
+
+def profile_hosts(profile: HardwareProfile) -> list[str]:
+    """The hosts of a profile: those its runs ran on, and those its host mappings match
+    among the hosts with evidence (a host with only a sysctl dump has no run to say)."""
+    hosts = set(
+        RunRank.objects.filter(run__context__profile=profile)
+        .exclude(host="")
+        .values_list("host", flat=True)
+        .distinct()
+    )
+    mappings = list(profile.hosts.all())
+    if mappings:
+        known = HostFact.objects.filter(_FACT_NAMES).exclude(host="").values_list("host", flat=True)
+        hosts |= {h for h in known.distinct() if any(m.matches(h) for m in mappings)}
+    return sorted(hosts)
+
+
+def recipe_profile(page: Page) -> HardwareProfile | None:
+    """The profile of the sweep that proves the recipe (its pinned citation), if any."""
+    citation = page.citations.filter(kind="sweep").order_by("-added_at").first()
+    slug = (citation.pinned or {}).get("profile") if citation else None
+    return HardwareProfile.objects.filter(slug=slug).first() if slug else None
 
 
 def fleet_check(page: Page, hosts: Iterable[str] | None = None) -> FleetSummary:
@@ -105,7 +128,11 @@ def findings_record(page: Page, summary: FleetSummary) -> int:
             )
     existing = {
         (f.artifact_id, f.fingerprint): f
-        for f in Finding.objects.filter(rule=RULE, fingerprint__startswith=f"recipe:{page.pk}:")
+        for f in Finding.objects.filter(
+            rule=RULE,
+            fingerprint__startswith=f"recipe:{page.pk}:",
+            host__in=[h.host for h in summary.hosts],  # a profile's hosts: leave the others'
+        )
     }
     for key, finding in existing.items():
         if key not in wanted:

@@ -69,10 +69,19 @@ def recipe_hosts(request: HttpRequest, slug: str) -> HttpResponse:
     """The recipe on every host: a per-host table (conforms / differs / unknown, with the
     evidence line), the fleet summary, and a finding per drift (recorded as it is shown)."""
     from artifacts import exports
-    from knowledge.tuning.fleet import findings_record, fleet_check
+    from baselines.models import HardwareProfile
+    from knowledge.tuning.fleet import findings_record, fleet_check, profile_hosts, recipe_profile
 
     page = get_object_or_404(Page, slug=slug)
-    summary = fleet_check(page)
+    # The fleet: every host, or one profile's (?profile=; "all" for every host). A recipe
+    # proved by a sweep starts at its sweep's profile: that is the hardware it was proved on.
+    wanted = request.GET.get("profile")
+    profile = None
+    if wanted and wanted != "all":
+        profile = get_object_or_404(HardwareProfile, slug=wanted)
+    elif wanted is None:
+        profile = recipe_profile(page)
+    summary = fleet_check(page, hosts=profile_hosts(profile) if profile else None)
     findings_record(page, summary)
     if request.GET.get("format") == "csv":
         return exports.csv_response(
@@ -95,5 +104,11 @@ def recipe_hosts(request: HttpRequest, slug: str) -> HttpResponse:
     return render(
         request,
         "knowledge/tuning/recipe_hosts.html",
-        {"page": page, "summary": summary, "settings": page.parsed_settings},
+        {
+            "page": page,
+            "summary": summary,
+            "settings": page.parsed_settings,
+            "profile": profile,
+            "profiles": HardwareProfile.objects.order_by("slug").values_list("slug", flat=True),
+        },
     )

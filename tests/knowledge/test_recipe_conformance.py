@@ -183,3 +183,17 @@ def test_mlxconfig_settings_against_a_real_mlxconfig_query(editor) -> None:
     assert routing.verdict == UNKNOWN
     assert "does not show ROCE_ADAPTIVE_ROUTING_EN" in routing.line
     assert result.verdict == DIFFERS
+
+
+def test_the_fleet_of_one_profile(fleet, viewer_client) -> None:
+    from baselines.models import HardwareProfile, HostProfileMapping
+
+    profile = HardwareProfile.objects.create(slug="roce-lab", fabric="roce_v2")
+    HostProfileMapping.objects.create(pattern="gpu-node-0[89]", profile=profile)
+    html = viewer_client.get(f"/kb/{fleet.slug}/hosts/?profile=roce-lab").content.decode()
+    assert "0 of 2 hosts conform; 1 unknown; gpu-node-09: PFC off on priority 3" in html
+    assert 'data-host="gpu-node-07"' not in html
+    everyone = viewer_client.get(f"/kb/{fleet.slug}/hosts/?profile=all").content.decode()
+    assert "0 of 3 hosts conform" in everyone
+    # looking at one profile leaves the other hosts' findings alone
+    assert Finding.objects.filter(rule="recipe_drift", host="gpu-node-07").exists()
