@@ -197,3 +197,12 @@ def test_the_fleet_of_one_profile(fleet, viewer_client) -> None:
     assert "0 of 3 hosts conform" in everyone
     # looking at one profile leaves the other hosts' findings alone
     assert Finding.objects.filter(rule="recipe_drift", host="gpu-node-07").exists()
+
+
+def test_the_host_page_and_writing_recipes_need_a_login(fleet) -> None:
+    from django.test import Client
+
+    anonymous = Client()
+    assert anonymous.get(f"/kb/{fleet.slug}/hosts/").status_code == 302
+    assert anonymous.post("/kb/sweeps/1/recipe/", {"value": "Tree"}).status_code == 302
+    assert not Finding.objects.filter(rule="recipe_drift").exists()
