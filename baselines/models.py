@@ -590,8 +590,10 @@ class Delivery(models.Model):
 class Sweep(models.Model):
     """Runs on one profile that differ in one or more settings (docs/tuning.md).
 
-    Its runs are the picked ``runs`` plus every run of its ``artifacts``: an uploaded folder
+    Its runs are the picked runs plus every run of its ``artifacts``: an uploaded folder
     names its files before they are parsed, so those runs join as the worker files them.
+    Picked runs are kept as (artifact, index in the file), not run ids: a re-parse gives the
+    runs new ids, and the sweep must keep them (as citations do).
     What differs is not stored: it is read from the runs' settings each time (their stack's
     NCCL_* environment and the upload's ``settings``), so a re-parse or a re-filing shows.
     """
@@ -604,7 +606,9 @@ class Sweep(models.Model):
     profile = models.ForeignKey(
         HardwareProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweeps"
     )
-    runs = models.ManyToManyField(BenchmarkRun, related_name="sweeps", blank=True)
+    run_keys = models.JSONField(
+        default=list, blank=True, help_text="picked runs: [[artifact id, run index], ...]"
+    )
     artifacts = models.ManyToManyField(Artifact, related_name="sweeps", blank=True)
     source = models.CharField(max_length=8, choices=Source.choices, default=Source.PICKED)
     notes = models.TextField(blank=True)

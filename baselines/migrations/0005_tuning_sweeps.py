@@ -20,12 +20,12 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=200)),
                 ('source', models.CharField(choices=[('picked', 'picked on the runs list'), ('upload', 'uploaded as a folder')], default='picked', max_length=8)),
+                ('run_keys', models.JSONField(blank=True, default=list, help_text='picked runs: [[artifact id, run index], ...]')),
                 ('notes', models.TextField(blank=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('artifacts', models.ManyToManyField(blank=True, related_name='sweeps', to='artifacts.artifact')),
                 ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
                 ('profile', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='sweeps', to='baselines.hardwareprofile')),
-                ('runs', models.ManyToManyField(blank=True, related_name='sweeps', to='artifacts.benchmarkrun')),
             ],
             options={
                 'ordering': ['-created_at', '-id'],

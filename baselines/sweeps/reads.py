@@ -39,8 +39,11 @@ class SweepView:
 
 
 def sweep_run_queryset(sweep: Sweep) -> QuerySet[BenchmarkRun]:
+    picked = Q(pk__in=[])
+    for artifact_id, index in (sweep.run_keys or [])[:MAX_RUNS]:
+        picked |= Q(artifact_id=artifact_id, index=index)
     return (
-        BenchmarkRun.objects.filter(Q(sweeps=sweep) | Q(artifact__sweeps=sweep))
+        BenchmarkRun.objects.filter(picked | Q(artifact__sweeps=sweep))
         .distinct()
         .select_related("artifact", "context__stack", "context__profile")
         .order_by("measured_at", "id")

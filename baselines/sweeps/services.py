@@ -56,8 +56,8 @@ def sweep_create(
         source=Sweep.Source.UPLOAD if artifact_ids else Sweep.Source.PICKED,
         notes=notes[:5000],
         created_by=user if getattr(user, "is_authenticated", False) else None,
+        run_keys=sorted([r.artifact_id, r.index] for r in runs),
     )
-    sweep.runs.set(runs)
     sweep.artifacts.set(artifacts)
     return sweep
 

@@ -200,7 +200,17 @@ def test_sweep_picked_on_the_runs_list(
     made = editor_client.post("/baselines/sweeps/new/", {"run": run_ids, "name": "picked"})
     sweep = Sweep.objects.get(name="picked")
     assert made.status_code == 302 and made.url == f"/baselines/sweeps/{sweep.pk}/"
-    assert sweep.runs.count() == len(run_ids) and sweep.profile.slug == "h200-roce-2x8"
+    assert len(sweep.run_keys) == len(run_ids) and sweep.profile.slug == "h200-roce-2x8"
+    # a re-parse gives the runs new ids: the sweep keeps them (artifact and index)
+    from artifacts.parsing import artifact_parse
+    from baselines.sweeps.reads import sweep_view
+
+    first = BenchmarkRun.objects.get(pk=run_ids[0])
+    with django_capture_on_commit_callbacks(execute=True):
+        artifact_parse(artifact_id=first.artifact_id)
+    assert not BenchmarkRun.objects.filter(pk=run_ids[0]).exists()
+    again = Sweep.objects.get(pk=sweep.pk)
+    assert len(sweep_view(again).runs) == len(run_ids)
 
 
 @pytest.mark.django_db
