@@ -13,6 +13,7 @@ from baselines.api import (
     StackViewSet,
     SubscriptionViewSet,
 )
+from baselines.sweeps.api import SweepViewSet
 
 # SimpleRouter: no second API root view next to the artifacts router's.
 router = SimpleRouter()
@@ -24,6 +25,7 @@ router.register("baselines", BaselineViewSet, basename="api-baseline")
 router.register("alerts", AlertViewSet, basename="api-alert")
 router.register("alert-summaries", AlertSummaryViewSet, basename="api-alert-summary")
 router.register("subscriptions", SubscriptionViewSet, basename="api-subscription")
+router.register("sweeps", SweepViewSet, basename="api-sweep")
 
 urlpatterns = [
     # Beside the artifacts router's runs/{id}/: included before it in perfhub/urls.py.

@@ -48,7 +48,8 @@ class StackFacts:
 
 
 def stack_facts(run: Mapping[str, Any], metadata: Mapping[str, Any]) -> StackFacts:
-    """Components from the run (``nccl_version``, ``nccl_tests_version``), then metadata.
+    """Components from the run (``nccl_version``, ``nccl_tests_version``), then metadata;
+    the run's own ``env`` (NCCL_* its output states) over the metadata's.
 
     Metadata keys are matched case-insensitively; upper-case ``NCCL_*`` keys (top level, or
     inside an ``env``/``environment`` object) form the environment. Values are stripped.
@@ -75,6 +76,12 @@ def stack_facts(run: Mapping[str, Any], metadata: Mapping[str, Any]) -> StackFac
             # Environment variables are upper case: "nccl_tests" is a version, not NCCL_TESTS.
             if name.startswith("NCCL_") and (text := _clean(value, limit=500)):
                 env[name] = text
+    # What the run's own output says it ran with (command line, NCCL's echo) beats what
+    # someone typed into the upload form.
+    run_env = run.get("env")
+    for key, value in run_env.items() if isinstance(run_env, Mapping) else ():
+        if str(key).startswith("NCCL_") and (text := _clean(value, limit=500)):
+            env[str(key)] = text
     return StackFacts(versions=versions, nccl_env=dict(sorted(env.items())), sources=sources)
 
 
@@ -182,6 +189,9 @@ def fact_keys(name: str) -> set[str]:
     return keys
 
 
+BENCHMARK_SOURCE = "nccl_tests artifact"  # Fact.source of facts read from a benchmark's file
+
+
 def stack_from_facts(facts: list[Fact]) -> StackFacts:
     """Versions and NCCL_* variables from facts given nearest (in time) first."""
     versions: dict[str, str] = {}
@@ -201,6 +211,11 @@ def stack_from_facts(facts: list[Fact]) -> StackFacts:
                 break
     env: dict[str, str] = {}
     for f in facts:
+        # Another benchmark's output (an nccl-tests file is read as an NCCL log too) is
+        # another job: its NCCL_ALGO=Tree is not this run's, or every run of a sweep filed
+        # after the Tree runs on the same hosts would seem to have run with Tree.
+        if f.source.startswith(BENCHMARK_SOURCE):
+            continue
         if f.name.startswith(ENV_PREFIX):
             key = f.name[len(ENV_PREFIX) :]
             if key.startswith("NCCL_") and key not in env and f.value.strip():

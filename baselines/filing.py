@@ -213,7 +213,11 @@ def run_derive(
         mappings=mappings,
     )
     own = stack_facts(
-        {"nccl_version": run.nccl_version, "nccl_tests_version": run.nccl_tests_version},
+        {
+            "nccl_version": run.nccl_version,
+            "nccl_tests_version": run.nccl_tests_version,
+            "env": (run.extra or {}).get("env") or {},
+        },
         metadata,
     )
     merged = merge_stacks(own, stack_from_facts(facts))

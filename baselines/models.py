@@ -20,7 +20,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.db import models
 from django.urls import reverse
 
-from artifacts.models import BenchmarkRun
+from artifacts.models import Artifact, BenchmarkRun
 from baselines.facts import COMPONENT_LABELS, Change, diff_stacks
 from baselines.versions import version_key
 from perfhub.units import human_bytes
@@ -619,3 +619,43 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.summary_id} -> {self.subscription_id}: {self.state}"
+
+
+class Sweep(models.Model):
+    """Runs on one profile that differ in one or more settings (docs/tuning.md).
+
+    Its runs are the picked runs plus every run of its ``artifacts``: an uploaded folder
+    names its files before they are parsed, so those runs join as the worker files them.
+    Picked runs are kept as (artifact, index in the file), not run ids: a re-parse gives the
+    runs new ids, and the sweep must keep them (as citations do).
+    What differs is not stored: it is read from the runs' settings each time (their stack's
+    NCCL_* environment and the upload's ``settings``), so a re-parse or a re-filing shows.
+    """
+
+    class Source(models.TextChoices):
+        PICKED = "picked", "picked on the runs list"
+        UPLOAD = "upload", "uploaded as a folder"
+
+    name = models.CharField(max_length=200)
+    profile = models.ForeignKey(
+        HardwareProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="sweeps"
+    )
+    run_keys = models.JSONField(
+        default=list, blank=True, help_text="picked runs: [[artifact id, run index], ...]"
+    )
+    artifacts = models.ManyToManyField(Artifact, related_name="sweeps", blank=True)
+    source = models.CharField(max_length=8, choices=Source.choices, default=Source.PICKED)
+    notes = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("baselines:sweep-detail", args=[self.pk])

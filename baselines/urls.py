@@ -2,6 +2,7 @@ from django.urls import path
 
 from baselines import views
 from baselines.provenance import views as provenance_views
+from baselines.sweeps import views as sweep_views
 
 app_name = "baselines"
 
@@ -36,4 +37,9 @@ urlpatterns = [
     path("matrix/", views.version_matrix, name="version-matrix"),
     path("matrix/compare/", views.version_compare, name="version-compare"),
     path("subscriptions/", views.subscription_list, name="subscription-list"),
+    path("settings/", sweep_views.setting_matrix, name="setting-matrix"),
+    path("settings/compare/", sweep_views.setting_compare, name="setting-compare"),
+    path("sweeps/", sweep_views.sweep_list, name="sweep-list"),
+    path("sweeps/new/", sweep_views.sweep_new, name="sweep-new"),
+    path("sweeps/<int:pk>/", sweep_views.sweep_detail, name="sweep-detail"),
 ]

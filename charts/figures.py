@@ -479,6 +479,65 @@ def version_matrix_heatmap(
     return {"data": [heatmap], "layout": layout}
 
 
+# --- Tuning sweeps --------------------------------------------------------------------------
+
+_SWEEP_COLOURS = ("#64748b", "#2563eb", "#d97706", "#16a34a", "#9333ea", "#dc2626", "#0891b2")
+
+
+def sweep_curves_spec(
+    values: list[dict[str, Any]], *, crossovers: list[int] | None = None, title: str = ""
+) -> Spec:
+    """One busbw curve per setting value with its replicate spread as error bars (±1 sd),
+    the sizes a value wins marked with a filled dot, crossovers as dotted vertical lines.
+
+    ``values``: ``{"value", "sizes", "means", "sds" (None where one run), "wins" (bools)}``,
+    the default value first (drawn grey). Plain dicts, like series_history."""
+    data: list[Spec] = []
+    all_sizes: list[int] = []
+    for index, item in enumerate(values):
+        colour = _SWEEP_COLOURS[index % len(_SWEEP_COLOURS)]
+        sizes = list(item["sizes"])
+        all_sizes += sizes
+        sds = [0 if sd is None else sd for sd in item["sds"]]
+        data.append(
+            {"type": "scatter", "mode": "lines+markers", "name": str(item["value"]),
+             "x": sizes, "y": list(item["means"]), "line": {"color": colour},
+             "marker": {"size": [9 if w else 4 for w in item["wins"]], "color": colour,
+                        "symbol": ["circle" if w else "circle-open" for w in item["wins"]]},
+             "error_y": {"type": "data", "array": sds, "visible": True, "thickness": 1},
+             "hovertemplate": "%{x:,d} B: %{y:.2f} GB/s<extra>" + str(item["value"]) + "</extra>"}
+        )  # fmt: skip
+    shapes = [
+        {"type": "line", "xref": "x", "x0": size, "x1": size, "yref": "y domain", "y0": 0,
+         "y1": 1, "line": {"dash": "dot", "color": "#475569", "width": 1}}
+        for size in crossovers or []
+    ]  # fmt: skip
+    layout = _frame(title, height=380, legend_y=-0.25, bottom=90)
+    # Small messages are where latency-bound settings (Tree, LL) differ, invisible next to a
+    # 300 GB/s plateau on a linear axis: a button switches to a log axis.
+    scales = [
+        {"label": label, "method": "relayout", "args": [{"yaxis.type": kind}]}
+        for label, kind in (("linear", "linear"), ("log", "log"))
+    ]
+    layout.update(
+        xaxis=_size_axis(pd.Series(all_sizes, dtype="int64")),
+        yaxis={"title": {"text": "bus bandwidth GB/s"}, "rangemode": "tozero"},
+        shapes=shapes,
+        updatemenus=[
+            {
+                "type": "buttons",
+                "direction": "left",
+                "x": 0,
+                "y": 1.12,
+                "xanchor": "left",
+                "buttons": scales,
+                "showactive": True,
+            }
+        ],
+    )
+    return {"data": data, "layout": layout}
+
+
 # --- PyTorch Profiler traces: breakdowns, per-rank bars, step times, kernel deltas ---------
 
 _STRAGGLER = "#d62728"

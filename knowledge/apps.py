@@ -19,3 +19,16 @@ class KnowledgeConfig(AppConfig):
         )
         sources.connect()  # incidents, post-mortems, vendor tickets (when installed)
         evidence_kinds.register()  # pages cite incidents, findings and reports
+        # A sweep page offers "write a recipe" and shows the recipes it proves or disputes;
+        # recipes cite sweeps (knowledge/tuning/proof.py registers the kind on import).
+        from baselines.sweeps.hooks import sweep_recipes
+        from knowledge.tuning import citing
+
+        citing.register()
+        sweep_recipes.provide(_sweep_panel)
+
+
+def _sweep_panel(sweep: object, request: object) -> dict[str, object]:
+    from knowledge.tuning.views import sweep_panel
+
+    return sweep_panel(sweep, request)  # type: ignore[arg-type]

@@ -257,3 +257,24 @@ class PageAlias(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slug} -> page {self.page_id}"
+
+
+class RecipeReview(models.Model):
+    """A later sweep disagrees with a tuning recipe (docs/tuning.md): the recipe's value does
+    not win (or loses) at sizes the recipe claims, so someone should look at it again."""
+
+    page = models.ForeignKey(Page, on_delete=models.CASCADE, related_name="reviews")
+    sweep = models.ForeignKey("baselines.Sweep", on_delete=models.CASCADE, related_name="+")
+    reason = models.CharField(max_length=500)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(User, null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["page", "sweep"], name="kb_review_once_per_sweep")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.page_id} disputed by sweep {self.sweep_id}"

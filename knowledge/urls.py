@@ -1,6 +1,7 @@
 from django.urls import path
 
 from knowledge import views
+from knowledge.tuning import views as tuning_views
 
 urlpatterns = [
     path("kb/", views.page_list, name="kb-list"),
@@ -10,6 +11,7 @@ urlpatterns = [
     path("kb/export/", views.kb_export, name="kb-export"),
     path("kb/preview/", views.preview, name="kb-preview"),
     path("kb/cite-run/<int:pk>/", views.cite_run, name="kb-cite-run"),
+    path("kb/sweeps/<int:pk>/recipe/", tuning_views.write_recipe, name="kb-write-recipe"),
     path("kb/<slug:slug>/", views.page_detail, name="kb-page"),
     path("kb/<slug:slug>/edit/", views.page_edit, name="kb-edit"),
     path("kb/<slug:slug>/history/", views.page_history, name="kb-history"),
@@ -20,6 +22,7 @@ urlpatterns = [
         name="kb-restore",
     ),
     path("kb/<slug:slug>/verify/", views.page_verify_view, name="kb-verify"),
+    path("kb/<slug:slug>/hosts/", tuning_views.recipe_hosts, name="kb-recipe-hosts"),
     path("kb/<slug:slug>/cite/", views.page_cite, name="kb-cite"),
     path("kb/<slug:slug>/cite/<int:citation_id>/remove/", views.page_uncite, name="kb-uncite"),
     path("kb/<slug:slug>/download.<str:fmt>", views.page_download, name="kb-download"),

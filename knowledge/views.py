@@ -159,6 +159,7 @@ def page_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "backlinks": backlinks(page),
             "revision_count": page.revisions.count(),
             "aliases": list(page.aliases.values_list("slug", flat=True)),
+            "reviews": list(page.reviews.filter(resolved_at__isnull=True)),
         },
     )
 

@@ -65,12 +65,13 @@ def load_mlnx_qos(artifact: Artifact, result: Any) -> None:
         where = {"host": p.host, "device": device}
         facts.add("qos.dcbx_mode", p.dcbx_mode, **where)
         facts.add("qos.trust", p.trust, **where)
-        facts.add(
-            "qos.pfc_enabled",
-            list(p.pfc_enabled) or "none",
-            **where,
-            extra={"priorities": list(p.pfc_enabled), "prio2buffer": list(p.prio2buffer)},
-        )
+        if p.pfc_known:  # a paste without its PFC table says nothing about PFC
+            facts.add(
+                "qos.pfc_enabled",
+                list(p.pfc_enabled) or "none",
+                **where,
+                extra={"priorities": list(p.pfc_enabled), "prio2buffer": list(p.prio2buffer)},
+            )
         facts.add("qos.prio2buffer", list(p.prio2buffer), **where)
         facts.add(
             "qos.buffer_sizes", list(p.buffer_sizes), **where, extra={"total": p.buffer_total}

@@ -203,10 +203,18 @@ def _rdma_hosts(hosts: set[str]) -> list[str]:
     return sorted(set(active.values_list("host", flat=True)))
 
 
+# Rules whose findings another pass writes (baselines' below-peak findings after filing; an
+# app above registers its own, like the knowledge base's recipe check in
+# knowledge/tuning/fleet.py): a rules refresh of the artifact leaves them alone.
+KEPT_RULES: set[str] = set(rules.STORED_ELSEWHERE)
+
+
 @transaction.atomic
 def store_findings(artifact: Artifact, hits: list[rules.Hit]) -> list[Finding]:
-    mine = artifact.findings.exclude(rule__in=rules.STORED_ELSEWHERE)
-    existing = {f.fingerprint: f for f in mine.select_for_update()}
+    existing = {
+        f.fingerprint: f
+        for f in artifact.findings.exclude(rule__in=sorted(KEPT_RULES)).select_for_update()
+    }
     kept: list[Finding] = []
     seen: set[str] = set()
     for hit in hits:

@@ -276,11 +276,27 @@ class _RunPlan:
     label: str
     fail_at_bytes: int | None = None
     failure: str = "link_flap"  # a key of FAILURES (the lines the failed run ends with)
+    # Tuning sweeps (``sweep_files``): the NCCL_* settings on the launch command, what they do
+    # to busbw ((low, high, factor) per size range) and which replicate this is.
+    env: tuple[tuple[str, str], ...] = ()
+    effects: tuple[tuple[int, int, float], ...] = ()
+    replicate: int = 0
 
     @property
     def name(self) -> str:
         suffix = "_rerun" if self.label == "rerun" else ""
+        if self.label == TUNING_LABEL:
+            setting = "_".join(f"{k}-{v}" for k, v in self.env) or "default"
+            suffix = f"_{setting}_r{self.replicate}"
         return f"{self.day.isoformat()}_{self.profile.slug}_{self.collective}{suffix}.log"
+
+    def effect(self, size: int) -> float:
+        """busbw factor of this plan's settings at ``size`` (1 = as the default)."""
+        factor = 1.0
+        for low, high, gain in self.effects:
+            if low <= size <= high:
+                factor *= gain
+        return factor
 
 
 def demo_files(*, days: int = 6, seed: int = 7) -> list[DemoFile]:
@@ -292,6 +308,45 @@ def demo_files(*, days: int = 6, seed: int = 7) -> list[DemoFile]:
     if days < 1:
         raise ValueError("days must be >= 1")
     return [_render_file(plan, seed) for plan in _plans(days)]
+
+
+TUNING_LABEL = "tuning-sweep"
+
+
+def sweep_files(
+    *,
+    values: dict[str, tuple[tuple[int, int, float], ...]],
+    setting: str = "NCCL_ALGO",
+    profile: HardwareProfile | None = None,
+    collective: str = "all_reduce",
+    replicates: int = 3,
+    seed: int = 7,
+    day: date = FIRST_DAY,
+) -> list[DemoFile]:
+    """A tuning sweep: ``replicates`` runs per value of ``setting`` on one profile, each with
+    the run-to-run noise of the history (±0.8 % per run, up to ±1 % per row).
+
+    ``values`` maps a value ("" = the variable unset, NCCL's default) to its effect on busbw:
+    ``(low_bytes, high_bytes, factor)`` ranges, e.g. ``{"": (), "Tree": ((0, 1 << 20, 1.3),)}``
+    (Tree 30 % faster up to 1 MiB). The value is on the launch command, where the parser
+    reads it. Same arguments -> the same bytes.
+    """
+    chosen = profile or PROFILES[1]
+    plans = [
+        _RunPlan(
+            chosen,
+            collective,
+            day,
+            NEW_STACK,
+            TUNING_LABEL,
+            env=((setting, value),) if value else (),
+            effects=effects,
+            replicate=replicate + index * replicates,
+        )
+        for index, (value, effects) in enumerate(values.items())
+        for replicate in range(replicates)
+    ]
+    return [_render_file(plan, seed) for plan in plans]
 
 
 # --------------------------------------------------------------------------------------------
@@ -340,6 +395,8 @@ def _run_rng(plan: _RunPlan, seed: int) -> random.Random:
     # A string seed is hashed with SHA-512 by random.Random: stable across processes and
     # PYTHONHASHSEED, and independent per run so adding a run never shifts the others.
     key = f"{seed}|{plan.profile.slug}|{plan.day.isoformat()}|{plan.collective}|{plan.label}"
+    if plan.label == TUNING_LABEL:  # the history's keys stay as they were: same bytes
+        key += f"|{plan.env}|{plan.replicate}"
     return random.Random(key)
 
 
@@ -423,6 +480,7 @@ def _rows(plan: _RunPlan, rng: random.Random) -> list[_Row]:
     for size in _sizes(profile, collective):
         base = _model_time_us(model, size, factor, _regression_share(plan, size))
         base *= 1.0 + run_drift
+        base /= plan.effect(size)
         oop_time = base * (1.0 + _jitter(rng, size))
         ip_time = base * (1.0 + in_place_bias) * (1.0 + _jitter(rng, size))
         count = size // dtype_bytes
@@ -719,6 +777,8 @@ def _render_lines(plan: _RunPlan, rng: random.Random) -> list[str]:
     rows = _rows(plan, rng)
     verbose = profile.nccl_debug == "INFO"
     lines = _preamble(plan, ranks, [row.size for row in rows])
+    if plan.label == TUNING_LABEL:
+        lines.insert(0, _launch_command(plan, [row.size for row in rows]))
     if verbose:
         lines += _info_init(plan, ranks, rng)
     elif profile.nccl_debug == "VERSION" and rng.random() < 0.5:
@@ -732,6 +792,17 @@ def _render_lines(plan: _RunPlan, rng: random.Random) -> list[str]:
     if verbose:
         lines += _info_destroy(plan, ranks)
     return lines + _footer(plan, rows)
+
+
+def _launch_command(plan: _RunPlan, sizes: list[int]) -> str:
+    """How a tuning sweep's job starts each run: the settings before the launcher, as
+    engineers type them (``NCCL_ALGO=Tree mpirun ...``)."""
+    profile = plan.profile
+    env = " ".join(f"{k}={v}" for k, v in plan.env)
+    return (
+        f"$ {env + ' ' if env else ''}mpirun -np {profile.ranks} ./build/{plan.collective}_perf "
+        f"-b {sizes[0]} -e {profile.max_bytes} -f 2 -g 1"
+    ).replace("$  ", "$ ")
 
 
 def _render_file(plan: _RunPlan, seed: int) -> DemoFile:
@@ -755,7 +826,7 @@ def _as_file(plan: _RunPlan, text: str) -> DemoFile:
             "nccl_tests": plan.stack.nccl_tests,
             "day": plan.day.isoformat(),
             # when the run happened (nightly jobs start at 02:00 UTC): the run's time axis
-            "captured_at": f"{plan.day.isoformat()}T02:00:00+00:00",
+            "captured_at": f"{plan.day.isoformat()}T02:{plan.replicate % 60:02d}:00+00:00",
             "nodes": str(profile.nodes),
             "gpus": str(profile.ranks),
         },

@@ -1,5 +1,8 @@
 """What apps above artifacts add to a run's page (perfhub/hooks.py).
 
+``make_sweep``: files uploaded together (``manage.py ingest DIR --sweep NAME``) become a tuning
+sweep (docs/tuning.md); baselines provides it (``baselines/sweeps/services.py``).
+
 ``run_limits``: the run against its hardware's limits, for the "Against the hardware" panel,
 the % of peak column and the chart's peak line. The baselines app provides it
 (``BaselinesConfig.ready``, ``baselines/limits/reads.py``); without it the page says the
@@ -36,3 +39,8 @@ def _unknown(run: BenchmarkRun) -> RunLimits:
 
 
 run_limits: Hook[Callable[[BenchmarkRun], RunLimits]] = Hook("run limits", fallback=_unknown)
+
+
+# make_sweep(name=..., artifact_ids=[...], user=..., notes=...) -> the sweep (a model row with
+# ``pk``, ``name`` and ``get_absolute_url``); no fallback: ingest says the option needs it.
+make_sweep: Hook[Callable[..., Any]] = Hook("make sweep")

@@ -37,6 +37,8 @@ def load_nccl_tests(artifact: Artifact, result: Any) -> None:
             out_of_bounds=run.out_of_bounds,
             complete=run.complete,
             errors=list(run.errors),
+            # The NCCL_* settings the output states; filing adds them to the stack's env.
+            extra={"env": dict(run.env)} if getattr(run, "env", None) else {},
             measured_at=_parse_time(run.started_at) or artifact.captured_at or artifact.uploaded_at,
         )
         RunRank.objects.bulk_create(

@@ -9,7 +9,9 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('artifacts', '0008_jobs'),
-        ('baselines', '0004_run_list_indexes'),
+        # after the sweeps' tables (made on another branch at the same time), so the repair
+        # (0006) runs with every table of today's models present
+        ('baselines', '0005_tuning_sweeps'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -65,7 +65,32 @@
       .catch(function () { setTimeout(function () { poll(li, artifact); }, 3000); });
   }
 
-  function upload(file) {
+  // A batch with a sweep name: once every file is stored, its artifacts become one sweep
+  // (POST /api/v1/sweeps/); the runs join the sweep as they are parsed.
+  function sweepBatch(name, count) {
+    var ids = [], left = count;
+    return function (id) {
+      if (id) ids.push(id);
+      left -= 1;
+      if (left > 0) return;
+      var out = document.getElementById("upload-sweep-result");
+      if (!ids.length) { out.textContent = "No sweep made: no file was stored."; return; }
+      fetch(zone.dataset.sweepsApi, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf, Accept: "application/json" },
+        body: JSON.stringify({ name: name, artifact_ids: ids })
+      }).then(function (r) { return r.json().then(function (b) { return [r.status, b]; }); })
+        .then(function (res) {
+          if (res[0] !== 201) { out.textContent = "No sweep made: " + JSON.stringify(res[1].detail || res[1]); return; }
+          out.textContent = "Sweep made of " + ids.length + " file(s): ";
+          var a = document.createElement("a");
+          a.href = res[1].url; a.id = "upload-sweep-link"; a.textContent = res[1].name;
+          out.append(a);
+        });
+    };
+  }
+
+  function upload(file, done) {
     var li = item(file);
     var bar = li.querySelector("progress");
     var form = new FormData();
@@ -83,6 +108,7 @@
       var body = {};
       try { body = JSON.parse(xhr.responseText); } catch (e) { /* not JSON: keep the status text */ }
       bar.value = 100;
+      if (done) done(xhr.status === 201 || xhr.status === 200 ? body.id : null);
       if (xhr.status === 201 || xhr.status === 200) {
         show(li, body.status, body.duplicate ? body.detail : detail(body), body.page_url);
         if (!settled[body.status]) poll(li, body);
@@ -92,12 +118,21 @@
         show(li, "failed", "upload refused: " + why);
       }
     };
-    xhr.onerror = function () { show(li, "failed", "network error: the upload did not reach the server"); };
+    xhr.onerror = function () {
+      if (done) done(null);
+      show(li, "failed", "network error: the upload did not reach the server");
+    };
     xhr.send(form);
   }
 
-  function files(list) { Array.prototype.forEach.call(list, upload); }
+  function files(list) {
+    var name = field("upload-sweep");
+    var done = name && list.length ? sweepBatch(name, list.length) : null;
+    Array.prototype.forEach.call(list, function (file) { upload(file, done); });
+  }
   input.addEventListener("change", function () { files(input.files); input.value = ""; });
+  var folder = document.getElementById("upload-folder");
+  folder.addEventListener("change", function () { files(folder.files); folder.value = ""; });
   zone.addEventListener("dragover", function (e) { e.preventDefault(); zone.classList.add("over"); });
   zone.addEventListener("dragleave", function () { zone.classList.remove("over"); });
   zone.addEventListener("drop", function (e) {

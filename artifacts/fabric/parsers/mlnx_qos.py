@@ -78,6 +78,9 @@ class QosPort:
     default_priority: int | None
     dscp2prio: dict[str, int]  # DSCP (as text, JSON keys) -> priority
     tcs: tuple[TrafficClass, ...]
+    # False when the output shows no "enabled" row of a PFC table (a cut or elided paste):
+    # then ``pfc_enabled`` is empty because nothing was said, not because PFC is off.
+    pfc_known: bool = True
 
     def priority_of_dscp(self, dscp: int) -> int | None:
         return self.dscp2prio.get(str(dscp))
@@ -222,6 +225,7 @@ class _State:
                     TrafficClass(t["tc"], t["tsa"], t["bw"], t["rate"], tuple(t["prios"]))
                     for t in sorted(block.get("tcs", []), key=lambda t: t["tc"])
                 ),
+                pfc_known="pfc_enabled" in block,
             )
         )
         # the prompt named one interface; a second block without a prompt is another one

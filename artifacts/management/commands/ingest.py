@@ -1,4 +1,5 @@
-"""``manage.py ingest PATH... [--kind K] [--label L] [--wait]``: the CLI upload path."""
+"""``manage.py ingest PATH... [--kind K] [--label L] [--wait] [--sweep NAME]``: the CLI upload
+path. ``--sweep``: the files are one tuning sweep (docs/tuning.md)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,12 @@ class Command(BaseCommand):
         parser.add_argument("--user", help="record this user as the uploader")
         parser.add_argument("--wait", action="store_true", help="wait for the parses to finish")
         parser.add_argument("--timeout", type=float, default=600, help="seconds for --wait")
+        parser.add_argument(
+            "--sweep",
+            metavar="NAME",
+            help="the files are runs of one tuning sweep (runs that differ in NCCL_* or other "
+            "settings): make a sweep of them with this name",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         try:
@@ -69,10 +76,21 @@ class Command(BaseCommand):
                 continue
             self.stdout.write(outcome.message)
             artifacts.append(outcome.artifact)
+        if opts["sweep"] is not None and artifacts:
+            self._sweep(opts["sweep"], artifacts, user)
         if opts["wait"] and artifacts:
             failures += self._wait(artifacts, opts["timeout"])
         if failures:
             raise CommandError(f"{failures} file(s) not ingested or not parsed")
+
+    def _sweep(self, name: str, artifacts: list[Artifact], user: Any) -> None:
+        # The runs do not exist until the parses finish: the sweep holds the artifacts, and
+        # its page reads their runs whenever it is opened.
+        from artifacts.runs.hooks import make_sweep
+
+        ids = sorted({a.pk for a in artifacts})  # a duplicate file is the same artifact
+        sweep = make_sweep(name=name, artifact_ids=ids, user=user)
+        self.stdout.write(f"sweep #{sweep.pk} {sweep.name!r}: {len(ids)} artifact(s)")
 
     def _wait(self, artifacts: list[Artifact], timeout: float) -> int:
         deadline = time.monotonic() + timeout

@@ -73,6 +73,9 @@ class NcclRun:
     # Rank count the table implies (busbw/algbw ratio, per-rank counts) when the device
     # list does not give it (absent, elided or incomplete); ``nranks`` keeps its meaning.
     nranks_inferred: int | None = None
+    # NCCL_* settings the output states (export lines, the launch command, NCCL's
+    # "X set by environment to Y" echoes, which win); logging switches left out.
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -148,6 +148,7 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
         collective_source=source,
         collective_candidates=inference.candidates,
         nranks_inferred=inference.nranks,
+        env=dict(sorted(b.env.items())),
     )
     return run, warnings
 

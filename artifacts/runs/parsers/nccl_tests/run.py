@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from artifacts.runs.parsers.nccl_tests.env import MAX_ENV
 from artifacts.runs.parsers.nccl_tests.model import NcclRank, NcclRow
 from artifacts.runs.parsers.nccl_tests.table import Layout
 from artifacts.runs.parsers.nccl_tests.values import normalise_collective
@@ -63,6 +64,8 @@ class RunBuilder:
         self.started_at: str | None = None
         self.ended_at: str | None = None
         self.nranks_hint: int | None = None
+        # NCCL_* settings (env.py): the command's and exports' at the start, NCCL's echoes on top
+        self.env: dict[str, str] = {}
 
     def preamble_only(self) -> bool:
         """Nothing but version/collective/parameter lines yet (inherited errors aside)."""
@@ -128,6 +131,11 @@ class Collector:
         self.warnings: list[str] = []
         self.pending_errors: list[tuple[str, str, bool]] = []
         self.command: tuple[str, str] | None = None
+        # NCCL_* of `export` lines and of the latest launch command (env.py); echoes seen
+        # before any run opened wait in ``pending_echoes`` for the run that follows them.
+        self.exported: dict[str, str] = {}
+        self.command_env: dict[str, str] = {}
+        self.pending_echoes: dict[str, str] = {}
         # NCCL versions from debug lines, per (host, pid) and in the order first seen.
         self.pid_versions: dict[tuple[str, int], str] = {}
         self.versions_seen: dict[str, None] = {}
@@ -151,6 +159,8 @@ class Collector:
             return None
         run = RunBuilder(fmt, self.command)
         run.implicit = implicit
+        run.env = {**self.exported, **self.command_env, **self.pending_echoes}
+        self.pending_echoes = {}
         for message, key, fatal in self.pending_errors:
             run.add_error(message, key, fatal=fatal)
         run.inherited_errors = len(run.errors)
@@ -159,6 +169,17 @@ class Collector:
         if fmt == "text":
             self.open.append(run)
         return run
+
+    def add_echo(self, name: str, value: str) -> None:
+        """An NCCL environment echo belongs to the runs being printed (their NCCL init)."""
+        targets = self.open or []
+        if not targets:
+            if len(self.pending_echoes) < MAX_ENV:
+                self.pending_echoes[name] = value
+            return
+        for run in targets:
+            if name in run.env or len(run.env) < MAX_ENV:
+                run.env[name] = value
 
     def close(self, run: RunBuilder) -> None:
         if run in self.open:

@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from artifacts.runs.parsers.nccl_tests import env
 from artifacts.runs.parsers.nccl_tests.lines import (
     DEBUG_TAIL_RE,
     HOST_CHARS,
@@ -170,6 +171,10 @@ class TextReader:
         if level in ("WARN", "ERROR", "ABORT"):
             collector.add_error(line.strip(), key=f"{level} {message}", fatal=False)
             return
+        echo = env.echoed(message)
+        if echo is not None:
+            collector.add_echo(*echo)
+            return
         version = _PLAIN_VERSION_RE.match(message)
         if version:
             collector.versions_seen.setdefault(version.group(1), None)
@@ -213,10 +218,15 @@ class TextReader:
         if text.endswith("\\") and len(self.continuation) < MAX_PENDING_CHARS:
             self.continuation = text[:-1].rstrip() + " "  # a shell command continues
             return
+        unprompted = _PROMPT_RE.sub("", text, count=1)
+        if env.is_export(unprompted):
+            self.collector.exported.update(env.assignments(unprompted))
+            return
         command = _COMMAND_RE.search(text)
         if command:
-            command_line = " ".join(_PROMPT_RE.sub("", text, count=1).split())
+            command_line = " ".join(unprompted.split())
             self.collector.command = (command_line[:2000], command.group(1))
+            self.collector.command_env = env.assignments(command_line)
 
     # ----------------------------------------------------------------- '#' lines
 

@@ -357,7 +357,9 @@ def test_collectives_in_file_names(name: str | None, expected: tuple[str, ...]) 
 def test_the_new_fields_are_in_the_json() -> None:
     document = parse_text(table("broadcast", 8)).to_json()
     run = document["runs"][0]
-    assert list(run)[-3:] == ["collective_source", "collective_candidates", "nranks_inferred"]
+    assert list(run)[-4:] == [
+        "collective_source", "collective_candidates", "nranks_inferred", "env"
+    ]  # fmt: skip
     assert run["collective_source"] == "busbw/algbw ratio (1 = 1), redop none, root 0"
     assert run["collective_candidates"] == [] and run["nranks_inferred"] is None
 
@@ -443,3 +445,46 @@ def test_an_elided_device_list_bounds_the_rank_count_from_below() -> None:
     assert run.collective == "all_reduce"
     assert run.collective_source == "busbw/algbw ratio (1.938 = 2(n-1)/n with n=32)"
     assert warned(result, "32 ranks inferred from the table")
+
+
+# ------------------------------------------------------------------- NCCL_* settings (env)
+
+SWEEP_RUN = """$ export NCCL_IB_QPS_PER_CONNECTION=4
+$ NCCL_ALGO=Tree mpirun -x NCCL_PROTO=LL -x NCCL_DEBUG=INFO ./build/all_reduce_perf -b 8 -g 8
+# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0
+#
+# Using devices
+#  Rank  0 Group  0 Pid  1 on  h1 device  0 [0x18] NVIDIA H100
+#
+#                                                              out-of-place                       in-place
+#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong
+#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+h1:1:1 [0] NCCL INFO NCCL_ALGO set by environment to Ring
+h1:1:1 [0] NCCL INFO NCCL_NCHANNELS_PER_NET_PEER set by environment to 4.
+           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0
+# Out of bounds values : 0 OK
+# Avg bus bandwidth    : 0
+"""
+
+
+def test_env_from_exports_the_command_and_nccl_echoes() -> None:
+    [run] = parse_text(SWEEP_RUN).runs
+    # the echo (what NCCL read) beats the command's NCCL_ALGO=Tree; NCCL_DEBUG is not a setting
+    assert run.env == {
+        "NCCL_ALGO": "Ring",
+        "NCCL_IB_QPS_PER_CONNECTION": "4",
+        "NCCL_NCHANNELS_PER_NET_PEER": "4",
+        "NCCL_PROTO": "LL",
+    }
+
+
+def test_env_of_real_runs_that_differ_in_one_setting() -> None:
+    base = "nccl_debug/timez_nccl_tests_"
+    [normal] = nccl_tests.parse(
+        sample(base + "2.17_allreduce_NCCL_INFO_2xA100_roce.log").open("rb")
+    ).runs
+    path = sample(base + "allreduce_NVLINK_FAULT_INJECTION_degraded.log")
+    [faulty] = nccl_tests.parse(path.open("rb")).runs
+    # both echo NCCL_TOPO_DUMP_FILE (a dump switch, left out); only one loads a topology file
+    assert normal.env == {}
+    assert faulty.env == {"NCCL_TOPO_FILE": "/home/zx/nccl-tests/topo_fail.xml"}
