@@ -10,6 +10,11 @@ a last row without its ``|``) are read as far as they go.
 
 ``dcgmi dmon`` prints ``#Entity  FIELD FIELD...`` (then an ``ID``/units row) and one row per
 entity and interval (``GPU 0  61.5  32``); values become counter rows, ``N/A`` is skipped.
+The units row, when there, names each column's unit (``C  W  mJ``). Rows pasted without
+their header still say something: the ``dcgmi dmon -e 150,155`` command line names the
+fields by id (DCGM's short names for the common ids), else the columns are ``field1``...
+``parts`` says which parts were seen: ``diag`` (result rows), ``diag_messages``,
+``metadata``, ``dmon_header``, ``dmon_units``, ``dmon_rows``.
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ _MESSAGE_ROWS = {"Warning", "Info", "Error"}
 _SECTION = re.compile(r"^[|+]-+\s+(?P<name>[A-Za-z][\w ]*?)\s+-+\+")
 _META = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version",
          "GPU Device IDs Detected": "gpu_device_ids", "Number of GPUs": "gpus"}  # fmt: skip
-_DMON_HEADER = re.compile(r"^\s*#\s*Entity\s+(?P<fields>.+?)\s*$")
+_DMON_HEADER = re.compile(r"^\s*#\s*Entity\s+(?P<fields>.+?)\s*$", re.MULTILINE)
+_DMON_UNITS = re.compile(r"^\s*ID(?:\s+(?P<units>.*?))?\s*$")
+_DMON_COMMAND = re.compile(r"\bdcgmi\s+dmon\b.*?(?:-e|--field-id)[ =](?P<ids>\d+(?:,\d+)*)")
 _DMON_ROW = re.compile(
     r"^\s*(?P<kind>GPU|GPU-I|GPU-CI|Switch|Link|CPU|Core)\s+(?P<id>\d+)\s+(?P<rest>.*)$"
 )
@@ -44,7 +51,16 @@ _UNITS = {
     "GPUTL": "%", "MCUTL": "%", "FBUSD": "MiB", "FBFRE": "MiB", "FBTTL": "MiB",
     "PCITX": "bytes/s", "PCIRX": "bytes/s", "NVLTX": "bytes/s", "NVLRX": "bytes/s",
     "SMACT": "ratio", "SMOCC": "ratio", "TENSO": "ratio", "DRAMA": "ratio", "GRACT": "ratio",
-    "FP64A": "ratio", "FP32A": "ratio", "FP16A": "ratio",
+    "FP64A": "ratio", "FP32A": "ratio", "FP16A": "ratio", "TOTEC": "mJ",
+}  # fmt: skip
+# DCGM field ids -> the short names dmon prints (dcgm_fields.h), for rows pasted without
+# their "#Entity" header but after their command line.
+_FIELD_IDS = {
+    100: "SMCLK", 101: "MMCLK", 140: "MMTMP", 150: "TMPTR", 155: "POWER", 156: "TOTEC",
+    203: "GPUTL", 204: "MCUTL", 250: "FBTTL", 251: "FBFRE", 252: "FBUSD",
+    1001: "GRACT", 1002: "SMACT", 1003: "SMOCC", 1004: "TENSO", 1005: "DRAMA",
+    1006: "FP64A", 1007: "FP32A", 1008: "FP16A", 1009: "PCITX", 1010: "PCIRX",
+    1011: "NVLTX", 1012: "NVLRX",
 }  # fmt: skip
 
 
@@ -80,6 +96,7 @@ class DcgmResult(ParseResult):
     messages: tuple[DiagMessage, ...] = ()
     fields: tuple[str, ...] = ()  # dmon columns
     samples: tuple[CounterSample, ...] = ()
+    parts: tuple[str, ...] = ()  # which parts of the output were seen (module docstring)
 
     def summary(self) -> dict[str, Any]:
         failed = sorted({r.test for r in self.results if r.result == "Fail"})
@@ -89,6 +106,7 @@ class DcgmResult(ParseResult):
             "messages": len(self.messages),
             "dmon_fields": list(self.fields),
             "samples": len(self.samples),
+            "parts": list(self.parts),
             "warnings": len(self.warnings),
         }
 
@@ -99,7 +117,8 @@ def accepts(name: str, head: bytes) -> bool:
         return True
     if re.search(r"^\|\s*Diagnostic\s+\|\s*Result\s+\|", text, re.MULTILINE):
         return True
-    if _DMON_HEADER.search(text) and re.search(r"^\s*GPU\s+\d+\s", text, re.MULTILINE):
+    dmon_rows = re.search(r"^\s*GPU\s+\d+\s+\S", text, re.MULTILINE)
+    if dmon_rows and (_DMON_HEADER.search(text) or _DMON_COMMAND.search(text)):
         return True
     rows = [line for line in text.splitlines()[:400] if line.startswith("|")]
     cells = [line.split("|")[1].strip() for line in rows if line.count("|") >= 2]
@@ -139,20 +158,37 @@ class _State:
         self.width = _DEFAULT_WIDTH
         self.fields: list[str] = []
         self.buffer = SampleBuffer()
+        self.units: dict[str, str] = {}
+        self.field_cols: list[int] = []
         self.dmon_seen: set[str] = set()
         self.snapshot = 0
+        self.parts: dict[str, None] = {}  # insertion-ordered set
 
     def feed(self, line: str) -> None:
         shell = prompt(line)
+        if (command := _DMON_COMMAND.search(line)) and not self.fields:
+            ids = [int(i) for i in command["ids"].split(",")]
+            self.fields = [_FIELD_IDS.get(i, f"field{i}") for i in ids]
         if shell is not None:
             self.host = shell[0] or self.host
             return
         if m := _DMON_HEADER.match(line):
             self.fields = m["fields"].split()
+            self.field_cols = [w.start() for w in re.finditer(r"\S+", line)][1:]
+            self.units = {}
             self.dmon_seen = set()
+            self.parts["dmon_header"] = None
             return
-        if self.fields and (m := _DMON_ROW.match(line)):
-            self._dmon(f"{m['kind']} {m['id']}", m["rest"].split())
+        if self.fields and (m := _DMON_UNITS.match(line)):
+            self.units = _units_by_column(line, self.fields, self.field_cols)
+            self.parts["dmon_units"] = None
+            return
+        if m := _DMON_ROW.match(line):
+            values = m["rest"].split()
+            if not self.fields:  # a fragment of bare rows: number the columns
+                self.fields = [f"field{i + 1}" for i in range(len(values))]
+            self.parts["dmon_rows"] = None
+            self._dmon(f"{m['kind']} {m['id']}", values)
             return
         if line.startswith("+=") or (line.startswith("+-") and " " not in line):
             self._border(line)
@@ -200,8 +236,10 @@ class _State:
             return
         if name in _META:
             self.metadata[_META[name]] = text
+            self.parts["metadata"] = None
             return
         if name in _MESSAGE_ROWS:
+            self.parts["diag_messages"] = None
             self.open_message = {"level": name, "text": chunk, "test": self.current_test,
                                  "section": self.section}  # fmt: skip
             return
@@ -215,6 +253,7 @@ class _State:
             self.metadata.setdefault(_snake(name), text)  # a metadata row we do not know
             return
         self.open_result = {"test": name, "result": m["result"], "scope": m["who"] or ""}
+        self.parts["diag"] = None
 
     def _close(self) -> None:
         if self.open_result is not None:
@@ -244,7 +283,7 @@ class _State:
                     port=None,
                     counter=field,
                     value=number,
-                    unit=_UNITS.get(field, "count"),
+                    unit=self.units.get(field) or _UNITS.get(field, "count"),
                     captured_at=None,
                     snapshot=self.snapshot,
                 )
@@ -272,8 +311,23 @@ class _State:
             messages=messages,
             fields=tuple(self.fields),
             samples=tuple(self.buffer.rows),
+            parts=tuple(self.parts),
             warnings=tuple(warnings),
         )
+
+
+def _units_by_column(line: str, fields: list[str], cols: list[int]) -> dict[str, str]:
+    """``ID  C  W  mJ`` under ``#Entity TMPTR POWER TOTEC GPUTL``: a column without a unit is
+    blank, so words are matched to fields by position (each word to the field whose column
+    it starts in), not by order."""
+    if len(cols) != len(fields):
+        return {}
+    units: dict[str, str] = {}
+    for word in list(re.finditer(r"\S+", line))[1:]:
+        at = max((i for i, c in enumerate(cols) if c <= word.start() + 1), default=None)
+        if at is not None:
+            units.setdefault(fields[at], word.group())
+    return units
 
 
 def _gpus(scope: str) -> tuple[int, ...]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import dcgm
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import TESTS_DIR, sample
+from tests.samples import TESTS_DIR, more_sample, sample
 
 P4DE = "dcgm/awsome_p4de_dcgmi_diag_r2_nvlinks_expected_up_EXCERPT.txt"
 BUSY = "dcgm/godcgm_issue52_dcgmi_diag_gpu0_busy_fail_FRAGMENT.txt"
@@ -85,6 +85,53 @@ def test_dmon_samples_per_entity_and_interval() -> None:
     assert rows[(1, "GPU 0", "GPUTL")] == (98, "%")
     assert (1, "GPU 1", "POWER") not in rows  # N/A is skipped, the columns stay aligned
     assert rows[(1, "GPU 1", "TEMP")] == (50, "C")
+
+
+AZURE_DMON = "dcgm/azure_h100nvl_vm_dcgmi_dmon_e_1001_1002_1005_first_sample_NA_FRAGMENT.txt"
+BREV_DMON = "dcgm/brev_a100_8gpu_dcgmi_dmon_e_150_155_156_203_252_EXCERPT.txt"
+
+
+def test_dmon_fragment_of_four_lines_with_a_first_sample_of_na() -> None:
+    path = more_sample(AZURE_DMON)
+    assert detect_kind(path.name, path.read_bytes()) == "dcgm"
+    result = dcgm.parse(path.open("rb"))
+    assert result.fields == ("GRACT", "SMACT", "DRAMA")
+    assert result.parts == ("dmon_header", "dmon_units", "dmon_rows")
+    # the N/A row gives nothing; the second reading of GPU 0 is the next snapshot
+    assert {(s.snapshot, s.device, s.counter, s.value, s.unit) for s in result.samples} == {
+        (1, "GPU 0", "GRACT", 0.0, "ratio"),
+        (1, "GPU 0", "SMACT", 0.0, "ratio"),
+        (1, "GPU 0", "DRAMA", 0.0, "ratio"),
+    }
+
+
+def test_dmon_units_come_from_the_id_row_by_column() -> None:
+    path = more_sample(BREV_DMON)
+    result = dcgm.parse(path.open("rb"))
+    assert result.host == "brev-7hpnmoj9o"
+    rows = [line for line in path.read_text().splitlines() if line.startswith("GPU ")]
+    assert len(result.samples) == len(rows) * 5  # every value of every row is a number
+    units = {s.counter: s.unit for s in result.samples}
+    # "ID  C  W  mJ" with GPUTL and FBUSD blank: mJ belongs to TOTEC, not to GPUTL
+    assert units == {"TMPTR": "C", "POWER": "W", "TOTEC": "mJ", "GPUTL": "%", "FBUSD": "MiB"}
+    first = {(s.device, s.counter): s.value for s in result.samples if s.snapshot == 0}
+    assert first[("GPU 7", "TOTEC")] == 108702777 and first[("GPU 0", "POWER")] == 58.49
+
+
+def test_dmon_rows_without_header_take_their_names_from_the_command_line() -> None:
+    text = b"$ dcgmi dmon -e 155,150 -c 2\nGPU 0  61.5  40\nGPU 1  70.25  41\nGPU 0  62  40\n"
+    assert dcgm.accepts("x", text)
+    result = dcgm.parse(io.BytesIO(text))
+    assert result.fields == ("POWER", "TMPTR") and result.parts == ("dmon_rows",)
+    rows = {(s.snapshot, s.device, s.counter): (s.value, s.unit) for s in result.samples}
+    assert rows[(0, "GPU 1", "POWER")] == (70.25, "W") and rows[(1, "GPU 0", "TMPTR")] == (40, "C")
+    bare = dcgm.parse(io.BytesIO(b"GPU 0  61.5  40\n"))
+    assert bare.fields == ("field1", "field2")
+
+
+def test_parts_of_a_diag_table() -> None:
+    assert parse_file(THERMAL).parts == ("diag", "diag_messages")
+    assert parse_file(P4DE).parts[:2] == ("metadata", "diag")
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
