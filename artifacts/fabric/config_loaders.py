@@ -72,10 +72,13 @@ def load_mlnx_qos(artifact: Artifact, result: Any) -> None:
                 **where,
                 extra={"priorities": list(p.pfc_enabled), "prio2buffer": list(p.prio2buffer)},
             )
-        facts.add("qos.prio2buffer", list(p.prio2buffer), **where)
-        facts.add(
-            "qos.buffer_sizes", list(p.buffer_sizes), **where, extra={"total": p.buffer_total}
-        )
+        # a block the paste did not show is unknown, not empty: no fact for it
+        if p.prio2buffer:
+            facts.add("qos.prio2buffer", list(p.prio2buffer), **where)
+        if p.buffer_sizes:
+            facts.add(
+                "qos.buffer_sizes", list(p.buffer_sizes), **where, extra={"total": p.buffer_total}
+            )
         facts.add("qos.cable_len_m", p.cable_len_m, **where)
         facts.add("qos.default_priority", p.default_priority, **where)
         if p.dscp2prio:

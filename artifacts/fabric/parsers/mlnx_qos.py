@@ -22,6 +22,11 @@ Older MLNX_OFED releases leave out the buffer lines and spell the trust line
 ``Priority trust mode``. The output does not name the interface: it comes from the shell
 prompt (``$ mlnx_qos -i eth2``) when the file holds one; several runs pasted together are
 split at each new ``DCBX mode`` / ``Priority trust`` block.
+
+A pasted part of the output is read for what it holds (the trust line and the dscp2prio map
+alone, cut with ``... # many other outputs``, or the PFC table alone): each port says in
+``parts`` which blocks it showed (``dcbx``, ``trust``, ``dscp2prio``, ``default_priority``,
+``buffers``, ``cable``, ``pfc``, ``tc``), so an absent block reads as unknown, not as off.
 """
 
 from __future__ import annotations
@@ -81,6 +86,7 @@ class QosPort:
     # False when the output shows no "enabled" row of a PFC table (a cut or elided paste):
     # then ``pfc_enabled`` is empty because nothing was said, not because PFC is off.
     pfc_known: bool = True
+    parts: tuple[str, ...] = ()  # the blocks of the output this port showed
 
     def priority_of_dscp(self, dscp: int) -> int | None:
         return self.dscp2prio.get(str(dscp))
@@ -100,18 +106,23 @@ class MlnxQosResult(ParseResult):
             "ports": len(self.ports),
             "trust": sorted({p.trust for p in self.ports if p.trust}),
             "pfc_priorities": sorted({q for p in self.ports for q in p.pfc_enabled}),
-            "ports_without_pfc": sum(1 for p in self.ports if not p.pfc_enabled),
+            "ports_without_pfc": sum(1 for p in self.ports if p.pfc_known and not p.pfc_enabled),
             "warnings": len(self.warnings),
         }
 
 
 def accepts(name: str, head: bytes) -> bool:
+    """Two of the tool's blocks, whichever were pasted: a fragment is still this tool."""
     text = head_text(head)
-    if "PFC configuration:" not in text:
-        return False
-    return bool(re.search(r"(?:Priority\s+)?trust\s+(?:state|mode):", text, re.I)) or (
-        "DCBX mode:" in text
+    signals = (
+        "PFC configuration:" in text,
+        bool(re.search(r"^\s*(?:Priority\s+)?trust\s+(?:state|mode):", text, re.I | re.M)),
+        bool(re.search(r"^\s*DCBX mode:", text, re.M)),
+        "dscp2prio mapping" in text
+        and len(re.findall(r"^\s*prio:\s*\d\s+dscp:\s*\d", text, re.M)) >= 2,
+        bool(re.search(r"^\s*tc:\s*\d+\s+ratelimit:.*tsa:", text, re.M)),
     )
+    return sum(signals) >= 2
 
 
 def parse(stream: BinaryIO) -> MlnxQosResult:
@@ -150,10 +161,13 @@ class _State:
             return
         if m := _DCBX.match(line):
             self._start("dcbx_mode").update(dcbx_mode=m["v"] or None)
+            self._part("dcbx")
         elif m := _TRUST.match(line):
             self._start("trust").update(trust=m["v"].lower())
+            self._part("trust")
         elif "dscp2prio mapping" in line.lower():
             self._open().setdefault("dscp2prio", {})
+            self._part("dscp2prio")
             self.section = "dscp2prio"
         elif (m := _DSCP2PRIO.match(line)) and self.block is not None:
             for dscp in re.findall(r"\d+", m["dscp"]):
@@ -161,16 +175,20 @@ class _State:
                     self.block.setdefault("dscp2prio", {})[str(int(dscp))] = int(m["prio"])
         elif m := _DEFAULT_PRIO.match(line):
             self._open()["default_priority"] = int(m["v"]) if m["v"] else None
+            self._part("default_priority")
         elif m := _BUFFER_SIZES.match(line):
             self._buffer_sizes(m["v"])
+            self._part("buffers")
         elif m := _CABLE.match(line):
             self._open()["cable_len_m"] = int(m["v"])
+            self._part("cable")
         elif _PFC.match(line):
-            self._open()
+            self._part("pfc")
             self.section = "pfc"
         elif (m := _PFC_ROW.match(line)) and self.section == "pfc" and self.block is not None:
             self.block[f"pfc_{m['name']}"] = [int(v) for v in m["values"].split()]
         elif m := _TC.match(line):
+            self._part("tc")
             tcs = self._open().setdefault("tcs", [])
             bw = int(m["bw"]) if m["bw"] else None
             tcs.append({"tc": int(m["tc"]), "tsa": m["tsa"].lower(), "bw": bw,
@@ -185,6 +203,9 @@ class _State:
             self.close()
         self.section = ""
         return self._open()
+
+    def _part(self, name: str) -> None:
+        self._open().setdefault("parts", {})[name] = None
 
     def _open(self) -> dict[str, Any]:
         if self.block is None:
@@ -201,7 +222,9 @@ class _State:
     def close(self) -> None:
         block, self.block = self.block, None
         self.section = ""
-        if not block or not any(k in block for k in ("trust", "pfc_enabled", "dcbx_mode")):
+        if not block or not any(
+            block.get(k) for k in ("trust", "pfc_enabled", "dcbx_mode", "dscp2prio", "tcs")
+        ):
             return
         if len(self.ports) >= MAX_PORTS:
             self.dropped += 1
@@ -226,6 +249,7 @@ class _State:
                     for t in sorted(block.get("tcs", []), key=lambda t: t["tc"])
                 ),
                 pfc_known="pfc_enabled" in block,
+                parts=tuple(block.get("parts", ())),
             )
         )
         # the prompt named one interface; a second block without a prompt is another one

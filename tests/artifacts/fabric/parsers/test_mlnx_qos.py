@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import mlnx_qos
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 DSCP_MAP = "".join(
     f"\tprio:{p} dscp:{','.join(f'{d:02d}' for d in range(8 * p + 7, 8 * p - 1, -1))},\n"
@@ -92,6 +92,33 @@ def test_legacy_output_and_two_blocks() -> None:
         "ports": 2, "trust": ["pcp"], "pfc_priorities": [3], "ports_without_pfc": 1,
         "warnings": 0,
     }  # fmt: skip
+
+
+def test_fragment_with_only_trust_and_dscp2prio() -> None:
+    # the head of "mlnx_qos -i rdma0", cut by its author with "... # many other outputs"
+    path = more_sample("counters/mlnx_qos_i_rdma0_dscp_trust_FRAGMENT.txt")
+    assert detect_kind(path.name, path.read_bytes()) == "mlnx_qos"
+    result = mlnx_qos.parse(path.open("rb"))
+    [port] = result.ports
+    assert (port.interface, port.dcbx_mode, port.trust) == ("rdma0", "OS controlled", "dscp")
+    assert port.parts == ("dcbx", "trust", "dscp2prio")
+    # the default map: DSCP 8p..8p+7 -> priority p (read from the file's eight rows)
+    assert len(port.dscp2prio) == 64
+    assert all(port.priority_of_dscp(d) == d // 8 for d in range(64))
+    # PFC was not shown: unknown, so not counted as a port without PFC
+    assert not port.pfc_known and result.summary()["ports_without_pfc"] == 0
+
+
+def test_fragment_of_the_pfc_table_and_tcs_only() -> None:
+    text = (
+        "PFC configuration:\n\tpriority    0   1   2   3   4   5   6   7\n"
+        "\tenabled     0   0   0   1   0   0   0   0\n"
+        "tc: 3 ratelimit: unlimited, tsa: ets, bw: 50%\n\t priority:  3\n"
+    )
+    assert mlnx_qos.accepts("x", text.encode())
+    [port] = parse(text).ports
+    assert port.pfc_enabled == (3,) and port.trust is None and port.parts == ("pfc", "tc")
+    assert port.tc_of_priority(3).bw_percent == 50
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
