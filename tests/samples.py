@@ -34,3 +34,32 @@ def more_sample(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"shared sample not available: {path} (checkout without ../shared/)")
     return path
+
+
+def more_samples(folder: str, pattern: str = "*") -> list[Path]:
+    """All samples in one folder of ../shared/more-samples (empty list when it is absent)."""
+    directory = MORE_SAMPLES_DIR / folder
+    return sorted(p for p in directory.glob(pattern) if p.is_file()) if directory.is_dir() else []
+
+
+def all_samples(folder: str, pattern: str = "*") -> list[Path]:
+    """The samples of one folder of both ../shared/samples and ../shared/more-samples, read
+    alike: the first folder's files first (parametrized ids stay as they were), then the
+    other's. File names never repeat across the two folders, so ``p.name`` stays a stable id.
+    """
+    return samples(folder, pattern) + more_samples(folder, pattern)
+
+
+def relative_name(path: Path) -> str:
+    """``folder/name`` of a sample below whichever of the two roots holds it."""
+    for root in (SAMPLES_DIR, MORE_SAMPLES_DIR):
+        if path.is_relative_to(root):
+            return path.relative_to(root).as_posix()
+    return path.name
+
+
+def any_sample(relative: str) -> Path:
+    """Path of ``folder/name`` in ../shared/samples or else ../shared/more-samples (skips the
+    test when neither holds it)."""
+    first = SAMPLES_DIR / relative
+    return first if first.exists() else more_sample(relative)

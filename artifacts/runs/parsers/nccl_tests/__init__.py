@@ -132,8 +132,10 @@ def accepts(name: str, head: bytes) -> bool:
     stripped = text.lstrip()
     if stripped.startswith(("{", "[")):
         first = stripped.split("\n", 1)[0]
-        return _looks_like_json_doc(text) or is_rccl_record(first)
-    if _looks_like_json_doc(text):
+        if _looks_like_json_doc(text) or is_rccl_record(first):
+            return True
+        # Not JSON after all: text lines behind a bracketed launcher prefix ("[1,0]<stdout>:").
+    elif _looks_like_json_doc(text):
         return True
     rows = 0
     layout: Layout | None = None  # of a column header that lost its '#'

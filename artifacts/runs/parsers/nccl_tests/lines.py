@@ -54,10 +54,13 @@ def strip_func_prefixes(line: str) -> str:
 def strip_prefixes(line: str, seen: dict[str, int] | None = None) -> str:
     """``line`` without its launcher prefixes; ``seen`` counts each kind that was removed."""
     for _ in range(4):
+        # A prefixed block may itself be indented (a Markdown list, an e-mail quote): the
+        # indent goes with the prefix, and stays when no prefix follows (rows are indented).
+        unindented = line.lstrip(" \t")
         for label, pattern in _PREFIXES:
-            match = pattern.match(line)
+            match = pattern.match(unindented)
             if match:
-                line = line[match.end() :]
+                line = unindented[match.end() :]
                 if seen is not None:
                     seen[label] = seen.get(label, 0) + 1
                 break

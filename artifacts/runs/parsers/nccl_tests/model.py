@@ -76,6 +76,10 @@ class NcclRun:
     # NCCL_* settings the output states (export lines, the launch command, NCCL's
     # "X set by environment to Y" echoes, which win); logging switches left out.
     env: dict[str, str] = dataclasses.field(default_factory=dict)
+    # The parts of nccl-tests output this run was read from, in print order ("version",
+    # "parameters", "devices", "column header", "rows", "footer"; a JSON run starts with its
+    # format): a fragment gives its facts and says which parts it saw.
+    parts: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -38,6 +38,13 @@ PARAM_KEYS = (
 
 
 def build_result(collector: Collector) -> NcclTestsResult:
+    if not collector.runs and any(fatal for _, _, fatal in collector.pending_errors):
+        # Only a failure before any test started (the launcher, MPI): say what failed.
+        first = next(message for message, _, fatal in collector.pending_errors if fatal)
+        raise ParseError(
+            f"no nccl-tests output found: the job failed before any test started ({first[:300]})",
+            permanent=True,
+        )
     if not collector.runs:
         raise ParseError(
             "no nccl-tests output found (no parameter line, device list, results table "
@@ -149,8 +156,23 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
         collective_candidates=inference.candidates,
         nranks_inferred=inference.nranks,
         env=dict(sorted(b.env.items())),
+        parts=_parts(b),
     )
     return run, warnings
+
+
+def _parts(b: RunBuilder) -> tuple[str, ...]:
+    """Which parts of the tool's output the run was read from (see NcclRun.parts)."""
+    seen = {
+        b.format: b.format != "text",
+        "version": bool(b.nccl_tests_version or b.library_code),
+        "parameters": any(v is not None for v in b.params.values()),
+        "devices": bool(b.ranks),
+        "column header": b.layout is not None,
+        "rows": bool(b.rows),
+        "footer": b.footer or b.avg_seen or b.oob is not None,
+    }
+    return tuple(part for part, present in seen.items() if present)
 
 
 def _infer(c: Collector, b: RunBuilder, named: str | None) -> Inference:
@@ -221,6 +243,12 @@ def _run_warnings(b: RunBuilder, label: str) -> list[str]:
         warnings.append(f"{label}: {b.duplicate_ranks} duplicate rank lines ignored")
     if b.layout is not None and b.layout.extra_columns:
         warnings.append(f"{label}: extra columns (per-iteration i_*, #bitdiff...) are not reported")
+    zero = sum(1 for r in b.rows if r.size_bytes == 0)
+    if zero:
+        warnings.append(
+            f"{label}: {zero} rows of size 0 (fewer elements than ranks at the smallest "
+            "sizes: nothing was moved); kept as printed"
+        )
     if b.in_place_only_rows:
         warnings.append(f"{label}: {b.in_place_only_rows} rows have no out-of-place result")
     if b.errors_dropped:

@@ -60,16 +60,33 @@ _ROW_RE = re.compile(r"^(\d+)\s+(\d+)\s+([A-Za-z_]\w*)(?:\s+(.*))?$")
 _PLAIN_VERSION_RE = re.compile(r"^NCCL version (\d+\.\d+\.\d+)")
 _COMMAND_RE = re.compile(r"(?:^|[\s/=\"'])([A-Za-z]\w*?_perf)(?:_mpi)?(?=[\s\"']|$)")
 _PROMPT_RE = re.compile(r"^(?:\[[^\]]*\]|[^\s#$]+)?[#$]\s+")
+# Preamble lines that lost their '#' (a Markdown copy turns "# nThread ..." into a heading and
+# drops the mark): only nccl-tests prints these shapes, so they are read as if marked.
+_BARE_PREAMBLE_RE = re.compile(
+    r"^(?:nThread\s+\d+\s+nGpus\s+\d+\s"
+    r"|Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\["
+    r"|nccl-tests version\s)"
+)
 _FATAL_RES = (
     re.compile(r"\bTest (?:NCCL |CUDA )?failure\b"),
     re.compile(r"\bInvalid number of GPUs\b"),
     re.compile(r"\bMPI_ABORT was invoked\b"),
     re.compile(r"\bmpirun noticed that process\b"),
+    # Open MPI 5 (PRRTE) says it so: "prterun detected that one or more processes exited ..."
+    re.compile(r"\b(?:prterun|prte|mpirun) detected that one or more processes exited\b"),
     re.compile(r"^srun: error:"),
     re.compile(r"\bProcess received signal\b"),
     re.compile(r"\bSegmentation fault\b"),
+    # The job launcher itself failed (HPE PALS "launch failed on HOST: ...", Slurm/PMI):
+    # no test ran, and the reason is the only fact the file holds.
+    re.compile(r"^launch failed on \S+:"),
+    re.compile(r"\bCouldn't allocate a port for PMI\b"),
 )
-_NONFATAL_RES = (re.compile(r"\bNet : Connect to .* failed\b"),)
+_NONFATAL_RES = (
+    re.compile(r"\bNet : Connect to .* failed\b"),
+    # Cray MPICH's end-of-job summary on Slingshot: network timeouts during the run.
+    re.compile(r"\bMPICH Slingshot Network Summary: [1-9]\d* network timeouts?\b"),
+)
 
 
 def iter_lines(stream: BinaryIO, collector: Collector) -> Iterator[str]:
@@ -183,6 +200,10 @@ class TextReader:
 
     def _on_output(self, line: str) -> None:
         text = line.strip()
+        if text.startswith("> "):
+            # A Markdown or e-mail quote ("> mpirun ... \" then "> -np 16 ..."): nccl-tests
+            # never prints a line starting so, and a quoted command must read as one.
+            text = text[2:].strip()
         if not text:
             return
         self.lineno += 1
@@ -195,6 +216,9 @@ class TextReader:
             return
         if text[0] == "s" and BARE_HEADER_RE.match(text):
             self._on_header(text)
+            return
+        if text[0] in "nR" and _BARE_PREAMBLE_RE.match(text):
+            self._on_hash("# " + text)
             return
         row = _ROW_RE.match(text)
         if row:

@@ -21,15 +21,30 @@ from hypothesis import strategies as st
 from artifacts.parsers.base import ParseError
 from artifacts.runs.parsers import nccl_tests
 from artifacts.runs.parsers.nccl_tests import NcclRow, NcclRun, NcclTestsResult
-from tests.samples import SAMPLES_DIR, TESTS_DIR, sample, samples
+from tests.samples import (
+    MORE_SAMPLES_DIR,
+    SAMPLES_DIR,
+    TESTS_DIR,
+    all_samples,
+    any_sample,
+    relative_name,
+)
 
 EXPECTED_DIR = TESTS_DIR / "expected" / "nccl_tests"
 T = "nccl_tests/"
 J = "nccl_tests_json/"
 
 
+# Files of the sample folders that hold no nccl-tests output, each with its reason.
+NOT_NCCL_TESTS = {
+    "xxrjun_pairwise_failures_summary.txt": "a hand-made summary of failed pairs",
+    "alcf_polaris_n128_launch_failed_PMI.dat": "the launcher failed before any test started",
+}
+
+
 def parse_sample(relative: str) -> NcclTestsResult:
-    with sample(relative).open("rb") as fh:
+    """A sample of ../shared/samples or ../shared/more-samples (both are read alike)."""
+    with any_sample(relative).open("rb") as fh:
         return nccl_tests.parse(fh)
 
 
@@ -42,7 +57,7 @@ def parse_text(text: str) -> NcclTestsResult:
 
 
 def head_of(relative: str) -> bytes:
-    path = sample(relative)
+    path = any_sample(relative)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rb") as fh:
         return fh.read(64 * 1024)
@@ -125,7 +140,7 @@ def test_decode_nccl_version(code: int, expected: str | None) -> None:
 
 # --------------------------------------------------------------------------- detection
 
-ACCEPTED = [p.name for p in samples("nccl_tests") if "failures_summary" not in p.name]
+ACCEPTED = [p.name for p in all_samples("nccl_tests") if p.name not in NOT_NCCL_TESTS]
 
 
 @pytest.mark.parametrize("name", ACCEPTED or ["(no shared samples)"])
@@ -133,7 +148,7 @@ def test_accepts_every_text_sample(name: str) -> None:
     assert nccl_tests.accepts("anything.bin", head_of(T + name))
 
 
-@pytest.mark.parametrize("name", [p.name for p in samples("nccl_tests_json")] or ["(none)"])
+@pytest.mark.parametrize("name", [p.name for p in all_samples("nccl_tests_json")] or ["(none)"])
 def test_accepts_json_samples(name: str) -> None:
     assert nccl_tests.accepts("x", head_of(J + name))
 
@@ -152,11 +167,11 @@ def test_rejects_other_files(relative: str) -> None:
 
 
 def test_rejects_every_profiler_trace() -> None:
-    traces = samples("torch_profiler")
+    traces = all_samples("torch_profiler", "**/*")
     if not traces:
         pytest.skip("shared samples not available")
     for path in traces:
-        assert not nccl_tests.accepts(path.name, head_of("torch_profiler/" + path.name)), path
+        assert not nccl_tests.accepts(path.name, head_of(relative_name(path))), path
 
 
 @pytest.mark.parametrize(
@@ -606,6 +621,190 @@ def test_rccl_json_lines_excerpt() -> None:
     assert not run.complete and run.avg_busbw_gbps is None
 
 
+# ------------------------------------------------ ../shared/more-samples (other clusters)
+# Values read off the files by hand: device lists, first/last rows, footers, error lines.
+
+M = "nccl_tests/"
+ALCF_FULL = ("parameters", "devices", "column header", "rows", "footer")
+
+
+def test_alcf_sirius_without_a_version_line() -> None:
+    # Two PALS lines ("Read only 28 bytes ...") come before the parameter line; nccl-tests of
+    # this build prints no version line, so only the table tells the collective.
+    (run,) = parse_sample(M + "alcf_sirius_n2_g4_all_reduce.dat").runs
+    assert run.nccl_tests_version is None and run.nccl_version is None
+    assert run.collective == "all_reduce" and run.nranks == 8
+    assert run.hosts == ("x3200c0s31b1n0", "x3200c0s37b1n0")
+    assert run.params["minBytes"] == 4 and run.params["maxBytes"] == 1073741824
+    assert [r.size_bytes for r in run.rows] == [4 << i for i in range(29)]
+    assert halves(run.rows[0]) == ((47.91, 0.0, 0.0, 0), (46.06, 0.0, 0.0, 0))
+    assert halves(run.rows[-1]) == ((566821.0, 1.89, 3.32, 0), (570205.0, 1.88, 3.3, 0))
+    assert run.avg_busbw_gbps == 1.20433 and run.out_of_bounds == 0
+    assert run.complete and run.errors == () and run.parts == ALCF_FULL
+
+
+def test_alcf_polaris_2160_ranks() -> None:
+    (run,) = parse_sample(M + "alcf_polaris_n540_g4_all_reduce_2160ranks.dat").runs
+    assert run.nranks == 2160 and len(run.ranks) == 2160 and len(run.hosts) == 540
+    last = run.ranks[-1]
+    assert (last.rank, last.host, last.device, last.busid) == (2159, "x3006c0s13b0n0", 3, "0xc7")
+    assert run.collective == "all_reduce"
+    assert halves(run.rows[0]) == ((235.5, 0.0, 0.0, 0), (216.8, 0.0, 0.0, 0))
+    assert halves(row(run, 1073741824)) == ((114623.0, 9.37, 18.73, 0), (114645.0, 9.37, 18.72, 0))
+    assert run.avg_busbw_gbps == 4.54332 and run.complete
+
+
+def test_alcf_polaris_all_gather_zero_size_rows() -> None:
+    # 512 ranks: the 11 smallest sizes hold fewer elements than ranks and print size 0.
+    result = parse_sample(M + "alcf_polaris_n128_g4_all_gather_512ranks_zero_size_rows.dat")
+    (run,) = result.runs
+    assert run.collective == "all_gather" and run.nranks == 512 and len(run.hosts) == 128
+    sizes = [r.size_bytes for r in run.rows]
+    assert sizes[:11] == [0] * 11 and sizes[11:] == [8192 << i for i in range(18)]
+    assert all(r.count == 0 and r.redop == "none" for r in run.rows[:11])
+    assert halves(row(run, 8192)) == ((4051.7, 0.0, 0.0, 0), (3846.1, 0.0, 0.0, 0))
+    assert halves(run.rows[-1]) == ((32943.0, 32.59, 32.53, 0), (32988.0, 32.55, 32.49, 0))
+    assert run.avg_busbw_gbps == 2.87814 and run.complete
+    assert has_warning(result, "11 rows of size 0")
+
+
+def test_alcf_polaris_alltoall_slingshot_timeouts_and_na_column() -> None:
+    (run,) = parse_sample(M + "alcf_polaris_n8_g4_alltoall_slingshot_timeouts.dat").runs
+    assert run.collective == "alltoall" and run.nranks == 32 and len(run.hosts) == 8
+    assert [r.size_bytes for r in run.rows][:6] == [0, 0, 0, 0, 0, 128]
+    assert halves(row(run, 128)) == ((658.9, 0.0, 0.0, 0), (641.2, 0.0, 0.0, None))
+    assert halves(run.rows[-1]) == ((238600.0, 4.5, 4.36, 0), (238178.0, 4.51, 4.37, None))
+    assert run.avg_busbw_gbps == 1.91429 and run.complete  # the summary follows the footer
+    assert run.errors == ("MPICH Slingshot Network Summary: 3 network timeouts",)
+
+
+@pytest.mark.parametrize(
+    ("name", "sizes", "last", "avg"),
+    [
+        (
+            "alcf_polaris_n8_g4_2023_maxbytes256M.dat",
+            27,
+            ((52849.0, 5.08, 9.84, 0), (52910.0, 5.07, 9.83, 0)),
+            3.45481,
+        ),
+        (
+            "alcf_polaris_n8_g4_all_reduce_nccl221.dat",
+            29,
+            ((629519.0, 1.71, 3.3, 0), (632133.0, 1.7, 3.29, 0)),
+            1.01272,
+        ),
+    ],
+)
+def test_alcf_polaris_32_rank_all_reduce(name: str, sizes: int, last: tuple, avg: float) -> None:
+    (run,) = parse_sample(M + name).runs
+    assert run.collective == "all_reduce" and run.nranks == 32 and len(run.hosts) == 8
+    assert [r.size_bytes for r in run.rows] == [4 << i for i in range(sizes)]
+    assert run.params["maxBytes"] == 4 << (sizes - 1)
+    assert halves(run.rows[-1]) == last and run.avg_busbw_gbps == avg and run.complete
+
+
+def test_alcf_sophia_all_gather() -> None:
+    (run,) = parse_sample(M + "alcf_sophia_n2_g8_all_gather_ok.dat").runs
+    assert run.collective == "all_gather" and run.nranks == 16
+    assert run.hosts == ("sophia-gpu-09", "sophia-gpu-13")
+    assert [r.size_bytes for r in run.rows][:7] == [0] * 6 + [256]
+    assert halves(run.rows[-1]) == ((5755.6, 186.55, 174.89, 0), (5733.8, 187.27, 175.56, 0))
+    assert run.avg_busbw_gbps == 40.5396 and run.complete
+
+
+def test_alcf_sophia_failure_before_the_table() -> None:
+    result = parse_sample(M + "alcf_sophia_n2_g8_FAIL_unhandled_system_error.dat")
+    (run,) = result.runs
+    assert run.nranks == 16 and run.rows == () and not run.complete
+    assert run.parts == ("parameters", "devices")
+    # the same line from 8 ranks is one error; each rank's "Test failure" line is its own
+    assert run.errors[0].startswith("sophia-gpu-13: Test NCCL failure common.cu:1012 'unhandled")
+    assert sum("Test failure common.cu:891" in e for e in run.errors) == 8
+    assert run.errors[-1].startswith("prterun detected that one or more processes exited")
+    assert has_warning(result, "failed: sophia-gpu-13: Test NCCL failure")
+
+
+def test_launcher_failure_alone_is_a_clear_refusal() -> None:
+    with pytest.raises(ParseError) as caught:
+        parse_sample(M + "alcf_polaris_n128_launch_failed_PMI.dat")
+    assert caught.value.permanent
+    assert "failed before any test started" in caught.value.message
+    assert "Couldn't allocate a port for PMI" in caught.value.message
+    assert not nccl_tests.accepts("x.dat", head_of(M + "alcf_polaris_n128_launch_failed_PMI.dat"))
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "last_size", "last", "avg", "nranks"),
+    [
+        (
+            "aws_batch_openmpi_tag_output_trailing_spaces_fragment.txt",
+            32,
+            17179869184,
+            ((62239.0, 276.03, 483.05, 0), (62200.0, 276.2, 483.35, 0)),
+            156.742,
+            8,
+        ),
+        (
+            "aws_eks_p5_openmpi_tag_output_prefix_indented_fragment.txt",
+            7,
+            2147483648,
+            ((9197.5, 233.49, 437.79, 0), (9195.2, 233.54, 437.89, 0)),
+            52.9753,
+            16,
+        ),
+        (
+            "aws_p4de_2node_srun_label_prefix_fragment.txt",
+            29,
+            2147483648,
+            ((51406.0, 41.78, 78.33, 0), (51406.0, 41.77, 78.33, 0)),
+            None,
+            16,
+        ),
+        (
+            "aws_p5_2node_srun_label_prefix_fragment.txt",
+            32,
+            17179869184,
+            ((66132.0, 259.78, 487.09, 0), (66109.0, 259.87, 487.26, 0)),
+            None,
+            16,
+        ),
+    ],
+)
+def test_aws_readme_fragments_give_their_table(
+    name: str, rows: int, last_size: int, last: tuple, avg: float | None, nranks: int
+) -> None:
+    # Fragments from the column header on, behind launcher prefixes (the EKS one indented by
+    # a Markdown list, with the author's '...' between rows): the table's facts, and which
+    # parts were there.
+    result = parse_sample(M + name)
+    (run,) = result.runs
+    assert run.collective == "all_reduce" and run.nranks is None and run.nranks_inferred == nranks
+    assert len(run.rows) == rows and run.rows[-1].size_bytes == last_size
+    assert halves(run.rows[-1]) == last and run.avg_busbw_gbps == avg
+    footer = ("footer",) if avg is not None else ()
+    assert run.parts == ("column header", "rows", *footer) and run.complete == bool(footer)
+    assert has_warning(result, "launcher prefixes were stripped")
+
+
+def test_gcp_markdown_copy_lost_some_hash_marks() -> None:
+    # The Markdown copy dropped the '#' of the parameter line and of rank 0's line; the
+    # quoted ('> ') command gives the collective.
+    result = parse_sample(M + "gcp_a3mega_2node_16xH100_all_reduce_mpirun.md")
+    (run,) = result.runs
+    assert run.collective == "all_reduce" and run.collective_source == "command line"
+    assert run.command is not None and run.command.startswith("mpirun -v --mca btl self,tcp")
+    assert run.command.endswith("all_reduce_perf -b 8 -e 8G -f 2 -g 1")
+    assert run.params["maxBytes"] == 8589934592 and run.params["iters"] == 20
+    assert run.nranks == 16 and len(run.ranks) == 16
+    assert run.ranks[0] == nccl_tests.NcclRank(
+        rank=0, host="ztan-mig-235z", device=0, busid="0000:04:00", gpu="NVIDIA H100 80GB HBM3"
+    )
+    assert run.hosts == ("ztan-mig-235z", "ztan-mig-gq73")
+    assert len(run.rows) == 31 and run.rows[-1].size_bytes == 8589934592
+    assert halves(run.rows[-1]) == ((47535.0, 180.71, 338.82, 0), (47743.0, 179.92, 337.35, 0))
+    assert run.avg_busbw_gbps == 70.742 and run.complete and result.warnings == ()
+
+
 # --------------------------------------------------------------------------- golden files
 
 GOLDEN = [
@@ -615,6 +814,9 @@ GOLDEN = [
     T + "coreweave_readme_gb200_nvl72_single_rack_fragment.txt",
     J + "nccl_tests_pr318_fork_json_alltoall_8gpu_TRUNCATED_EXCERPT.txt",
     J + "rccl_tests_pr93_output_file_jsonlines_allreduce_4gpu_EXCERPT.jsonl",
+    T + "alcf_sirius_n2_g4_all_reduce.dat",
+    T + "alcf_sophia_n2_g8_FAIL_unhandled_system_error.dat",
+    T + "aws_eks_p5_openmpi_tag_output_prefix_indented_fragment.txt",
 ]
 
 
@@ -629,9 +831,9 @@ def test_golden_json(relative: str) -> None:
 
 
 ALL_SAMPLES = [
-    f"{p.parent.name}/{p.name}"
-    for p in samples("nccl_tests") + samples("nccl_tests_json")
-    if "failures_summary" not in p.name
+    relative_name(p)
+    for p in all_samples("nccl_tests") + all_samples("nccl_tests_json")
+    if p.name not in NOT_NCCL_TESTS
 ]
 
 
@@ -761,7 +963,7 @@ def test_launcher_prefixes(prefix: str, label: str) -> None:
 
 
 def test_real_sample_behind_open_mpi_tags() -> None:
-    text = sample(T + "xxrjun_pair_N2_G8_ok.log").read_text()
+    text = any_sample(T + "xxrjun_pair_N2_G8_ok.log").read_text()
     tagged = "".join(f"[1,{i % 16}]<stdout>:{line}\n" for i, line in enumerate(text.splitlines()))
     plain, result = parse_text(text), parse_text(tagged)
     assert [r.rows for r in result.runs] == [r.rows for r in plain.runs]
@@ -1113,7 +1315,7 @@ def test_huge_numbers_and_long_lines() -> None:
 
 
 def test_bad_utf8_inside_a_real_sample() -> None:
-    data = sample(T + "xxrjun_smoke_N2_G1.log").read_bytes()
+    data = any_sample(T + "xxrjun_smoke_N2_G1.log").read_bytes()
     data = data.replace(b"Collective test starting", b"Collective \xff\xfe starting", 1)
     result = parse_bytes(data)
     assert len(result.runs) == 2 and result.runs[0].rows
@@ -1128,11 +1330,15 @@ FUZZ_SAMPLES = [
     "nccl_tests/coreweave_readme_2023_old_format_error_column_128gpu_fragment.txt",
     "nccl_tests_json/nccl_tests_pr318_fork_json_alltoall_8gpu_TRUNCATED_EXCERPT.txt",
     "nccl_tests_json/rccl_tests_pr93_output_file_jsonlines_allreduce_4gpu_EXCERPT.jsonl",
+    # ../shared/more-samples: a run with zero-size rows, a failed one, a prefixed fragment
+    "nccl_tests/alcf_polaris_n8_g4_alltoall_slingshot_timeouts.dat",
+    "nccl_tests/alcf_sophia_n2_g8_FAIL_unhandled_system_error.dat",
+    "nccl_tests/aws_eks_p5_openmpi_tag_output_prefix_indented_fragment.txt",
 ]
 
 
 def _sample_bytes() -> list[bytes]:
-    found = [SAMPLES_DIR / name for name in FUZZ_SAMPLES]
+    found = [root / name for name in FUZZ_SAMPLES for root in (SAMPLES_DIR, MORE_SAMPLES_DIR)]
     return [p.read_bytes() for p in found if p.exists()]
 
 

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from artifacts.runs.parsers import nccl_tests
 from artifacts.runs.parsers.nccl_tests import NcclRun, NcclTestsResult
 from artifacts.runs.parsers.nccl_tests.infer import collectives_in_name
-from tests.samples import sample
+from tests.samples import any_sample, sample
 
 T = "nccl_tests/"
 COLLECTIVES = (
@@ -357,10 +357,12 @@ def test_collectives_in_file_names(name: str | None, expected: tuple[str, ...]) 
 def test_the_new_fields_are_in_the_json() -> None:
     document = parse_text(table("broadcast", 8)).to_json()
     run = document["runs"][0]
-    assert list(run)[-4:] == [
-        "collective_source", "collective_candidates", "nranks_inferred", "env"
+    assert list(run)[-5:] == [
+        "collective_source", "collective_candidates", "nranks_inferred", "env", "parts"
     ]  # fmt: skip
     assert run["collective_source"] == "busbw/algbw ratio (1 = 1), redop none, root 0"
+    # a table built without a preamble: the parts it holds, nothing more
+    assert run["parts"] == ["column header", "rows", "footer"]
     assert run["collective_candidates"] == [] and run["nranks_inferred"] is None
 
 
@@ -370,7 +372,7 @@ def test_the_new_fields_are_in_the_json() -> None:
 def fragments(relative: str) -> list[tuple[str, list[str]]]:
     """Each run's table of a sample, cut from its column header through its footer: the
     collective each run's own header named, and the lines with nothing that names it."""
-    lines = sample(relative).read_text().splitlines()
+    lines = any_sample(relative).read_text().splitlines()
     out: list[tuple[str, list[str]]] = []
     named = None
     start = None
@@ -411,6 +413,41 @@ def test_fragments_of_real_logs_give_the_collective_their_header_named(relative:
             assert run.nranks_inferred in (original.nranks, None)
             if named in ("all_reduce", "all_gather", "reduce_scatter", "alltoall"):
                 assert run.nranks_inferred == original.nranks
+
+
+@pytest.mark.parametrize(
+    ("relative", "collective", "nranks", "pinned"),
+    [
+        (T + "alcf_sirius_n2_g4_all_reduce.dat", "all_reduce", 8, True),
+        # all_reduce at 32 and 2160 ranks: 2(n-1)/n is within the printing error (two
+        # decimals of a few GB/s) of many n, so the fragment leaves the count unknown
+        (T + "alcf_polaris_n8_g4_all_reduce_nccl221.dat", "all_reduce", 32, False),
+        (T + "alcf_polaris_n540_g4_all_reduce_2160ranks.dat", "all_reduce", 2160, False),
+        # per-rank counts (all_gather, alltoall) give n exactly
+        (
+            T + "alcf_polaris_n128_g4_all_gather_512ranks_zero_size_rows.dat",
+            "all_gather",
+            512,
+            True,
+        ),
+        (T + "alcf_polaris_n8_g4_alltoall_slingshot_timeouts.dat", "alltoall", 32, True),
+        (T + "alcf_sophia_n2_g8_all_gather_ok.dat", "all_gather", 16, True),
+    ],
+)
+def test_tables_of_other_clusters_cut_from_their_logs(
+    relative: str, collective: str, nranks: int, pinned: bool
+) -> None:
+    # ../shared/more-samples: logs that never name their collective (no version or
+    # "Collective test starting" line); the file name (not read) says what ran. Cut to the
+    # table, each still gives it, its rows and (from busbw/algbw) its rank count.
+    whole = only_run(nccl_tests.parse(any_sample(relative).open("rb")))
+    assert whole.collective == collective and whole.nranks == nranks
+    [(named, lines)] = fragments(relative)
+    assert named == ""
+    run = only_run(parse_text("\n".join(lines) + "\n", name="fragment.txt"))
+    assert run.collective == collective and run.rows == whole.rows
+    assert run.nranks is None and run.nranks_inferred == (nranks if pinned else None)
+    assert run.parts == ("column header", "rows", "footer")
 
 
 SUPERBENCH = ["allgather", "allreduce", "alltoall", "broadcast", "reduce", "reducescatter"]
