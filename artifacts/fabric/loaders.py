@@ -296,7 +296,24 @@ def load_mlxlink(artifact: Artifact, result: Any) -> None:
         facts.add("link.status_opcode", p.status_opcode, **where)
         facts.add("link.recommendation", p.recommendation, **where)
         facts.add("link.firmware", p.firmware, **where)
+        for name in _MODULE_FACTS:  # the cable/transceiver: what a vendor ticket asks for
+            facts.add(f"module.{name}", p.cable.get(name), **where)
     facts.save()
+
+
+_MODULE_FACTS = (
+    "identifier",
+    "vendor_name",
+    "part_number",
+    "serial_number",
+    "revision",
+    "fw_version",
+    "cable_type",
+    "wavelength_nm",
+    "length_m",
+    "temperature_c",
+    "voltage_mv",
+)
 
 
 _GPU_FACTS = (

@@ -34,7 +34,9 @@ RATE_COLUMNS = (
 )  # fmt: skip
 
 # Units of readings that are levels, not running totals: their "rate" means nothing.
-GAUGE_UNITS = frozenset({"C", "W", "MHz", "%", "MiB", "lanes", "ratio", "min", "Gb/s", "GB/s"})
+GAUGE_UNITS = frozenset(
+    {"C", "W", "MHz", "%", "MiB", "lanes", "ratio", "min", "Gb/s", "GB/s", "dBm", "mV", "mA"}
+)
 # nvidia-smi mixes levels and totals under the unit "count": these are the running totals.
 _NVIDIA_SMI_TOTALS = (
     "ecc.errors.",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import mlxlink
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 B200 = "mlxlink/gcp_cluster_toolkit_b200_nvlink_xdr_gpu_mlxlink_EXCERPT.txt"
 BF3 = "mlxlink/sigcomm26_bf3_100g_dac_mlxlink_m_c_two_ports_EXCERPT.txt"
@@ -134,6 +134,108 @@ Link Down Counter                  : 19
     ]
     summary = result.summary()
     assert (summary["not_active"], summary["issues"]) == (2, 1)
+
+
+DR4_JSON = "mlxlink/yuuki_exporter_testdata_mft4.34.1_cx7_400g_dr4_osfp_mlxlink_m_c_json.json"
+EYE_JSON = (
+    "mlxlink/yuuki_exporter_testdata_mft4.34.1_cx7_400g_dr4_eye_fec_histogram_serdes_json.json"
+)
+BREV = "mlxlink/brev_a100_8x_cx6_hdr_mlxlink_ber_monitor_and_counters_grep_EXCERPT.txt"
+
+
+def parse_more(relative: str) -> mlxlink.MlxlinkResult:
+    path = more_sample(relative)
+    assert mlxlink.accepts(path.name, path.read_bytes())
+    with path.open("rb") as f:
+        return mlxlink.parse(f)
+
+
+def test_json_output_is_one_run_read_like_the_text() -> None:
+    [port] = parse_more(DR4_JSON).ports
+    assert port.source == "json"
+    assert (port.state, port.phys_state, port.speed, port.speed_gbps, port.width) == (
+        "ACTIVE", "ETH_AN_FSM_ENABLE", "400G", 400.0, 4,
+    )  # fmt: skip
+    assert port.fec == "Standard_RS-FEC - (544,514)"
+    assert port.supported_cable_speed == "0x00012800 (400G_4X,200G_2X,100G_1X)"
+    assert (port.firmware, port.mft_version, port.amber_version) == (
+        "28.47.1088",
+        "4.34.1-10",
+        "5.75",
+    )
+    assert (port.status_opcode, port.recommendation) == (0, "No issue was observed")
+    c = port.counters
+    assert c["raw_physical_errors_per_lane"] == [3017647, 15132549, 7368641, 9233545]
+    assert c["raw_physical_ber_per_lane"] == [1e-10, 1e-9, 4e-10, 5e-10]
+    assert c["time_since_last_clear_min"] == 2718.1 and c["effective_physical_ber"] == 15e-255
+    assert set(port.parts) == {
+        "module_info", "operational_info", "physical_counters_and_ber_info", "supported_info",
+        "tool_information", "troubleshooting_info",
+    }  # fmt: skip
+
+
+def test_module_information_typed() -> None:
+    [port] = parse_more(DR4_JSON).ports
+    cable = port.cable
+    assert (cable["identifier"], cable["vendor_name"], cable["part_number"]) == (
+        "OSFP", "EXAMPLE", "OSFP-400G-DR4",
+    )  # fmt: skip
+    assert (cable["serial_number"], cable["revision"], cable["fw_version"]) == (
+        "S00XXX000000", "1A", "40.242.17",
+    )  # fmt: skip
+    assert (cable["wavelength_nm"], cable["length_m"]) == (1311, 100.0)  # "SMF Length: 100m"
+    assert (cable["temperature_c"], cable["temperature_c_range"]) == (61, [-10, 80])
+    assert (cable["voltage_mv"], cable["voltage_mv_range"]) == (3235.5, [2970, 3630])
+    assert cable["rx_power_dbm"] == [3.583, 3.253, 3.233, 2.658]
+    assert cable["tx_power_dbm"] == [2.193, 1.202, 1.708, 1.274]
+    assert cable["bias_current_ma"] == [265.504, 265.504, 248.416, 248.416]
+    rows = {s.counter: (s.value, s.unit) for s in parse_more(DR4_JSON).samples}
+    assert rows["module_temperature_c"] == (61, "C")
+    assert rows["module_rx_power_dbm_lane3"] == (2.658, "dBm")
+    assert rows["raw_physical_errors_per_lane_lane1"] == (15132549, "count")
+    # the text form: a passive DAC has no DDM readings, its length is "Transfer Distance"
+    first = parse_file(BF3).ports[0]
+    assert first.cable["length_m"] == 3.0 and "temperature_c" not in first.cable
+    assert (first.cable["vendor_name"], first.cable["part_number"]) == ("FS", "Q28-PC03")
+
+
+def test_json_fec_histogram_eye_and_serdes() -> None:
+    [port] = parse_more(EYE_JSON).ports
+    bins = {b["bin"]: b["count"] for b in port.fec_histogram}
+    assert len(bins) == 16 and bins[0] == 26766318661536 and bins[1] == 76439959
+    assert (bins[3], bins[8], bins[15]) == (204, 3, 0)
+    assert port.eye["last_fom"] == [107, 112, 88, 101]
+    assert port.eye["mid_grades"] == [124, 121, 111, 114]
+    assert port.serdes_tx["lane2"] == {
+        "fir_pre3": 0, "fir_pre2": 5, "fir_pre1": -15, "fir_main": 43, "fir_post1": 0, "drv_amp": 0,
+    }  # fmt: skip
+    assert port.cable["vendor_name"] == "SAKURA" and port.cable["temperature_c"] == 62
+
+
+def test_shell_loop_headings_and_grep_fragments() -> None:
+    result = parse_more(BREV)
+    # first loop: 8 full runs under "=== mt4123_pciconfN ===", the --show_ber_monitor error
+    # kept; second loop: "| grep" lines without their section underline, one per mlx5_N
+    assert [p.device for p in result.ports[:8]] == [f"mt4123_pciconf{i}" for i in range(8)]
+    assert all(p.speed == "IB-HDR" and p.width == 2 for p in result.ports[:8])
+    assert sum("--show_ber_monitor" in w for w in result.warnings) == 8
+    grep = {p.device: p for p in result.ports[8:]}
+    assert sorted(grep) == [f"mlx5_{i}" for i in range(8)]
+    assert grep["mlx5_3"].counters["raw_physical_errors_per_lane"] == [32379149, 224947]
+    assert grep["mlx5_3"].counters["raw_physical_ber"] == 1e-7
+    assert grep["mlx5_6"].counters["raw_physical_ber"] == 4e-9
+    assert grep["mlx5_0"].counters["symbol_ber"] == 15e-255
+    assert grep["mlx5_0"].fec == "RS-FEC - (544,514) + PLR" and grep["mlx5_0"].state is None
+    assert "physical_counters_and_ber_info" in grep["mlx5_0"].parts
+
+
+def test_a_json_document_cut_before_its_end_is_warned() -> None:
+    text = more_sample(DR4_JSON).read_bytes()[:2000]
+    with pytest.raises(ParseError):
+        mlxlink.parse(io.BytesIO(text))
+    both = io.BytesIO(text + b"\n" + sample(BF3).read_bytes())
+    result = mlxlink.parse(both)
+    assert len(result.ports) == 2 and any("cut before its end" in w for w in result.warnings)
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
