@@ -6,7 +6,8 @@ HTA is never a PerfHub dependency; run this with the python of a throwaway venv:
     /tmp/hta/bin/pip install holistictraceanalysis==0.5.0
     /tmp/hta/bin/python tests/expected/torch_trace/hta_reference.py
 
-For each trace in ../shared/samples/torch_profiler/ it records what HTA's default view
+For each trace in ../shared/samples/torch_profiler/ and ../shared/more-samples/torch_profiler/
+(sub-folders included, archives of several traces left out) it records what HTA's default view
 (``TraceAnalysis(include_last_profiler_step=False)``) reports: ``get_temporal_breakdown``,
 ``get_gpu_kernel_breakdown(include_memory_kernels=True)`` with no "others" aggregation,
 ``get_idle_time_breakdown`` and ``get_cuda_kernel_launch_stats`` (counts with HTA's default
@@ -24,7 +25,8 @@ import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SAMPLES = HERE.parents[2].parent / "shared" / "samples" / "torch_profiler"
+SHARED = HERE.parents[2].parent / "shared"
+FOLDERS = (SHARED / "samples" / "torch_profiler", SHARED / "more-samples" / "torch_profiler")
 
 NOTES = {
     "hta_triton_example.json.gz": (
@@ -106,7 +108,12 @@ def reference(sample: Path) -> dict:
 def main() -> None:
     warnings.filterwarnings("ignore")
     logging.disable(logging.WARNING)
-    samples = [Path(a) for a in sys.argv[1:]] or sorted(SAMPLES.iterdir())
+    samples = [Path(a) for a in sys.argv[1:]] or [
+        path
+        for folder in FOLDERS
+        for path in sorted(folder.glob("**/*"))
+        if path.is_file() and not path.name.endswith(".tar.gz")
+    ]
     for sample in samples:
         data = reference(sample)
         target = HERE / f"{sample.name}.json"

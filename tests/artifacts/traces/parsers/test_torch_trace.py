@@ -23,10 +23,21 @@ from artifacts.parsers.base import ParseError
 from artifacts.parsers.streams import HEAD_BYTES, open_decompressed
 from artifacts.traces.analysis import breakdown as tb
 from artifacts.traces.parsers import torch_trace
-from tests.samples import REPO_DIR, SAMPLES_DIR, TESTS_DIR, sample, samples
+from tests.samples import (
+    MORE_SAMPLES_DIR,
+    REPO_DIR,
+    SAMPLES_DIR,
+    TESTS_DIR,
+    all_samples,
+    sample,
+)
 
 EXPECTED_DIR = TESTS_DIR / "expected" / "torch_trace"
-TORCH = samples("torch_profiler")
+# Both sample folders, read alike (the 8 ranks of a DLRM job sit in a sub-folder of
+# ../shared/more-samples). Left out: the same 8 ranks as one tar.gz, a bundle of traces that
+# no single-trace parser reads (its members are the files beside it).
+ARCHIVES = {"param_dlrm_kineto_8rank.tar.gz"}
+TORCH = [p for p in all_samples("torch_profiler", "**/*") if p.name not in ARCHIVES]
 TOLERANCE = 0.005  # of the GPU span
 CPU_ONLY = {
     "hta_cpu_only_gloo_rank34_world300.pt.trace.json.gz",
@@ -83,7 +94,7 @@ def parsed(path: Path) -> torch_trace.TorchTraceResult:
 def test_the_samples_are_there() -> None:
     if not SAMPLES_DIR.exists():
         pytest.skip("../shared/samples not available")
-    assert len(TORCH) >= 17
+    assert len(TORCH) >= 17 + (10 if MORE_SAMPLES_DIR.exists() else 0)
     assert {p.name for p in TORCH} == {p.name[: -len(".json")] for p in EXPECTED_DIR.glob("*.json")}
 
 
@@ -354,7 +365,12 @@ def test_accepts_every_kineto_sample(path: Path) -> None:
 
 
 def test_refuses_other_kinds_of_files() -> None:
-    others = [p for p in SAMPLES_DIR.glob("*/*") if p.parent.name != "torch_profiler"]
+    others = [
+        p
+        for root in (SAMPLES_DIR, MORE_SAMPLES_DIR)
+        for p in root.glob("*/*")
+        if p.parent.name != "torch_profiler"
+    ]
     if not others:
         pytest.skip("../shared/samples not available")
     nccl = sample("nccl_tests/xxrjun_pair_N2_G1_ok.log")
@@ -1016,3 +1032,58 @@ def test_many_annotation_names_are_capped(monkeypatch: pytest.MonkeyPatch) -> No
     result = parse_bytes(json.dumps({"traceEvents": events}).encode())
     names = {r["name"]: r["count"] for r in result.annotations}
     assert names == {"range0": 1, "range1": 1, "range2": 1, "(other names)": 7}
+
+
+# ---------------------------------------------------------------------------------------
+# ../shared/more-samples: the 8 ranks of one DLRM step, and 2021-era legacy traces
+# ---------------------------------------------------------------------------------------
+
+DLRM = [p for p in TORCH if p.parent.name == "param_dlrm_kineto_8rank"]
+
+
+@pytest.mark.parametrize("path", DLRM, ids=_ids(DLRM))
+def test_each_rank_of_the_dlrm_job_says_who_it_is(path: Path) -> None:
+    # The rank is in the file name (workerN_...) and in distributedInfo; the parser reads
+    # only the latter. Collective kernels are counted off the raw events.
+    raw = json.loads(path.read_bytes())
+    body = parsed(path).to_json()
+    assert body["rank"] == int(path.name.split("_")[0].removeprefix("worker"))
+    assert (body["world_size"], body["backend"]) == (8, "nccl")
+    assert [d["name"] for d in body["devices"]][:1] == [raw["deviceProperties"][0]["name"]]
+    nccl_kernels = [
+        e["name"]
+        for e in raw["traceEvents"]
+        if e.get("cat") == "kernel" and e["name"].startswith("ncclKernel_")
+    ]
+    assert len(body["collectives"]) == len(nccl_kernels) > 0
+    assert sorted(c["kernel"] for c in body["collectives"]) == sorted(nccl_kernels)
+    assert [s["name"] for s in body["steps"]] == [
+        e["name"]
+        for e in raw["traceEvents"]
+        if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep")
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "kineto_tb_resnet50_v100_2021_legacy_cats.pt.trace.json.gz",
+        "kineto_tb_resnet50_autograd_api.pt.trace.json.gz",
+    ],
+)
+def test_legacy_category_traces_without_distributed_info(name: str) -> None:
+    path = next((p for p in TORCH if p.name == name), None)
+    if path is None:
+        pytest.skip("../shared/more-samples not available")
+    doc = json.loads(content(path))
+    result = parsed(path)
+    counts: dict[str, int] = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and "cat" in e:
+            counts[e["cat"]] = counts.get(e["cat"], 0) + 1
+    # 2021 Kineto spelled the categories Operator/Runtime/Kernel/Memcpy/Memset
+    assert result.meta["categories"]["Kernel"] == counts["Kernel"]
+    assert result.breakdown["gpu_events"] == counts["Kernel"] + counts["Memcpy"] + counts["Memset"]
+    assert result.meta["world_size"] is None and result.meta["cpu_only"] is False
+    assert any(w.startswith("no distributedInfo") for w in result.warnings)
+    assert len(result.to_json()["devices"]) == len(doc.get("deviceProperties", []))
