@@ -405,7 +405,12 @@ def load_nccl_debug(artifact: Artifact, result: Any) -> None:
     clear_fabric_rows(artifact)
     facts = FactBuffer(artifact, observed_at(artifact))
     for v in result.versions:
-        facts.add("nccl.version", v.version, host=v.host, extra={"build": v.build})
+        # a fork (RCCL, MSCCL) keeps NCCL's version numbers: the library tells them apart
+        extra = {"build": v.build, "library": v.library, "revision": v.revision}
+        facts.add("nccl.version", v.version, host=v.host, extra=extra)
+        facts.add("nccl.library", v.library, host=v.host)
+        facts.add("rocm.hip_version", v.hip_version, host=v.host)
+        facts.add("rocm.version", v.rocm_version, host=v.host)
     for h in result.hosts:
         # cudaDriverVersion is cudaDriverGetVersion(): the CUDA version the driver supports,
         # the number nvidia-smi prints as "CUDA Version", so it is the same fact

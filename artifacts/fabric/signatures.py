@@ -17,17 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# ibv_wc_status (libibverbs verbs.h): the work-completion status of a failed RDMA operation.
-IBV_WC_STATUS: dict[int, str] = {
-    1: "IBV_WC_LOC_LEN_ERR", 2: "IBV_WC_LOC_QP_OP_ERR", 3: "IBV_WC_LOC_EEC_OP_ERR",
-    4: "IBV_WC_LOC_PROT_ERR", 5: "IBV_WC_WR_FLUSH_ERR", 6: "IBV_WC_MW_BIND_ERR",
-    7: "IBV_WC_BAD_RESP_ERR", 8: "IBV_WC_LOC_ACCESS_ERR", 9: "IBV_WC_REM_INV_REQ_ERR",
-    10: "IBV_WC_REM_ACCESS_ERR", 11: "IBV_WC_REM_OP_ERR", 12: "IBV_WC_RETRY_EXC_ERR",
-    13: "IBV_WC_RNR_RETRY_EXC_ERR", 14: "IBV_WC_LOC_RDD_VIOL_ERR",
-    15: "IBV_WC_REM_INV_RD_REQ_ERR", 16: "IBV_WC_REM_ABORT_ERR", 17: "IBV_WC_INV_EECN_ERR",
-    18: "IBV_WC_INV_EEC_STATE_ERR", 19: "IBV_WC_FATAL_ERR", 20: "IBV_WC_RESP_TIMEOUT_ERR",
-    21: "IBV_WC_GENERAL_ERR",
-}  # fmt: skip
+# the work-completion status names (libibverbs verbs.h), shared with the NCCL log parser
+from artifacts.fabric.parsers.nccl_debug.ibverbs import IBV_WC_STATUS
 
 
 @dataclass(frozen=True)
@@ -48,7 +39,8 @@ SIGNATURES: tuple[Signature, ...] = (
         "ib_completion_error",
         "InfiniBand completion error",
         _re(
-            r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)(?P<status>\d+)"
+            r"Got completion (?:from peer (?P<peer>\S+) )?with (?:error |status=)"
+            r"(?:IBV_WC_\w+\()?(?P<status>\d+)"
             r"(?:,? opcode[ =](?P<opcode>\d+))?(?:,? len[ =](?P<len>\d+))?"
             r"(?:,? vendor err (?P<vendor_err>\d+))?"
         ),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any, BinaryIO
 
+from artifacts.fabric.parsers.nccl_debug import ibverbs
 from artifacts.fabric.parsers.nccl_debug.model import (
     AlgoChoice,
     CollectiveCalls,
@@ -25,6 +26,7 @@ from artifacts.fabric.parsers.nccl_debug.model import (
     EnvSetting,
     GraphSearch,
     HostInfo,
+    IbCompletion,
     NcclDebugResult,
     NcclEvent,
     NcclVersion,
@@ -36,6 +38,7 @@ from artifacts.fabric.parsers.nccl_debug.model import (
     TreeLink,
     TuningEntry,
 )
+from artifacts.fabric.parsers.nccl_debug.versions import read_detail, read_version
 from artifacts.fabric.parsers.torch_nccl_errors import TorchError, recognise
 from artifacts.fabric.parsers.torch_nccl_errors import launcher_rank as launcher_rank_of
 from artifacts.parsers.base import ParseError
@@ -60,8 +63,12 @@ _HEADER = re.compile(
     r"NCCL (?P<level>INFO|WARN|TRACE|CALL|ABORT|ERROR)\b ?"
 )
 _PARTIAL_HEADER = re.compile(r"[A-Za-z0-9][\w.\-]*:\d+:\d+[ \t]")
-
-_VERSION = re.compile(r"NCCL version (?P<v>\d+\.\d+[\w.\-]*)(?:\+(?P<build>\S+))?")
+# A line whose "host:pid:tid [dev]" was already removed (a cleaning step, a paste): the
+# level word still says it is NCCL's, after at most a few words of prefix.
+_BARE = re.compile(
+    r"^\s*(?P<prefix>(?:\S+\s+){0,6}?)NCCL (?P<level>INFO|WARN|ERROR|ABORT) (?P<msg>.*)$"
+)
+_PREFIX_RANK = re.compile(r"\[rank ?(\d+)\]", re.IGNORECASE)
 _ENV_NCCL = re.compile(r"^(?P<name>NCCL_[A-Z0-9_]+) set (?:by environment )?to (?P<value>.*?)\s*$")
 _ENV_COMMAND = re.compile(r"(?<![\w$\"'])(?P<name>NCCL_[A-Z0-9_]+)=(?P<value>[^\s'\"\\;,]*)")
 _COMM_STATE = re.compile(
@@ -227,6 +234,24 @@ class _Host:
         self.gdrdma_paths = False
         self.vdev_speed: dict[str, int] = {}
 
+    def absorb(self, other: _Host) -> None:
+        """Take what a damaged spelling of this host's name said (see _merge_damaged_hosts)."""
+        self.pids |= other.pids
+        for name in ("cuda_driver", "plugin", "ofi_provider", "ofi_nics", "ib_found",
+                     "relaxed_ordering", "oob", "bootstrap"):  # fmt: skip
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(other, name))
+        self.transports += [t for t in other.transports if t not in self.transports]
+        for key, device in other.ib_devices.items():
+            self.ib_devices.setdefault(key, device)
+        for key, socket in other.sockets.items():
+            self.sockets.setdefault(key, socket)
+        self.gdr_on |= other.gdr_on
+        self.gdr_off |= other.gdr_off
+        self.gdrdma_paths |= other.gdrdma_paths
+        for key, speed in other.vdev_speed.items():
+            self.vdev_speed.setdefault(key, speed)
+
     def freeze(self) -> HostInfo:
         gdr: bool | None = None
         if self.gdr_on or self.gdrdma_paths:
@@ -273,7 +298,18 @@ class _State:
         self.dropped = 0
         self.known_hosts: set[str] = set()
         self.hosts: dict[str, _Host] = {}
-        self.versions: dict[tuple[str | None, str, str | None], None] = {}
+        # (host, library, version, build, revision) -> {"hip": ..., "rocm": ...}
+        self.versions: dict[
+            tuple[str | None, str, str, str | None, str | None], dict[str, str]
+        ] = {}
+        self.last_version: (
+            tuple[tuple[str | None, str, str, str | None, str | None], int] | None
+        ) = None
+        self.pid_hosts: dict[int, set[str]] = {}
+        self.host_lines: dict[str, int] = {}
+        self.completions: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.pending_completion: tuple[dict[str, Any], int] | None = None
+        self.parts: dict[str, None] = {}
         self.env: dict[tuple[str, str, str | None, str], None] = {}
         self.comms: dict[tuple[str, int, str], dict[str, Any]] = {}
         self.thread_comm: dict[tuple[str, int, int], str] = {}
@@ -301,8 +337,16 @@ class _State:
             if "NCCL INFO " in line and self._headless(line):
                 return
             stamp = find_timestamp(line[:80])
-            self._foreign_line(line, line_no, stamp[0] if stamp else None)
+            time = stamp[0] if stamp else None
+            bare = _BARE.match(line) if "NCCL " in line else None
+            if bare is not None:
+                said = _PREFIX_RANK.search(bare["prefix"])
+                rank = int(said.group(1)) if said else launcher_rank_of(line)
+                self._bare(bare["level"], bare["msg"], line_no, time, rank)
+                return
+            self._foreign_line(line, line_no, time)
             return
+        self.pending_completion = None
         time: str | None = None
         start = 0
         # Most lines start with their header: no prefix to read a time or a launcher from.
@@ -350,6 +394,14 @@ class _State:
         for i, m in enumerate(matches):
             host, begin = m["host"], m.start()
             if host not in self.known_hosts:
+                same_process = _host_of_pid(
+                    self.pid_hosts.get(int(m["pid"]), ()), host, self.host_lines
+                )
+                if same_process is not None:
+                    if host.endswith(same_process):  # debris glued before it: not this piece's
+                        begin += len(host) - len(same_process)
+                    bounds.append((begin, same_process))
+                    continue
                 # Interleaved writes glue the tail of one rank's text to the next header
                 # ("cudaDev 0ljm:80356..."): prefer a host we already know as a suffix.
                 for known in self.known_hosts:
@@ -368,6 +420,7 @@ class _State:
             host = bounds[i][1]
             if i == 0:
                 self.known_hosts.add(host)
+                self.pid_hosts.setdefault(int(m["pid"]), set()).add(host)
             dev = int(m["dev"]) if m["dev"] is not None else None
             msg = line[m.end() : end]
             out.append(
@@ -380,14 +433,58 @@ class _State:
     ) -> None:
         host = self._host(seg.host)
         host.pids.add(seg.pid)
+        self.host_lines[seg.host] = self.host_lines.get(seg.host, 0) + 1
         if seg.level in ("WARN", "ERROR", "ABORT"):
             source = _SOURCE.search(seg.mid)
             details = {"level": seg.level, "source": source.group(0) if source else None}
-            self._event("nccl_warn", time, seg, line_no, seg.msg.strip(), details, launcher_rank)
+            self._warn(seg, line_no, time, seg.msg.strip(), details, launcher_rank)
             return
         if seg.level in ("CALL", "TRACE"):
             return  # API call traces: volume without facts
         self._info(seg, seg.msg, line_no, time, launcher_rank)
+
+    def _merge_damaged_hosts(self) -> None:
+        """Hosts whose name is a damaged form of another host's, and whose processes all
+        printed under that host too, are that host: a process's first line (before its pid was
+        known) can be garbled by another process's write. Their lines move to it."""
+        lines = self.host_lines
+        names = sorted(self.hosts, key=lambda h: (lines.get(h, 0), h))
+        alias: dict[str, str] = {}
+        for name in names:
+            for real in reversed(names):
+                if real == name or real in alias or lines.get(real, 0) <= lines.get(name, 0):
+                    continue
+                if self.hosts[name].pids <= self.hosts[real].pids and _damaged_form(real, name):
+                    alias[name] = real
+                    break
+        if not alias:
+            return
+        for name, real in alias.items():
+            self.hosts[real].absorb(self.hosts.pop(name))
+        for e in self.events:
+            if e["host"] in alias:
+                e["host"] = alias[e["host"]]
+                thread = e["_thread"]
+                e["_thread"] = (alias[thread[0]], *thread[1:]) if thread else None
+        self.versions = {
+            (alias.get(k[0], k[0]) if k[0] else None, *k[1:]): v  # type: ignore[misc]
+            for k, v in self.versions.items()
+        }
+        self.env = {
+            (k[0], k[1], alias.get(k[2], k[2]) if k[2] else None, k[3]): None for k in self.env
+        }
+        completions: dict[tuple[Any, ...], dict[str, Any]] = {}
+        for key, entry in self.completions.items():
+            thread = entry["_thread"]
+            entry["_thread"] = (alias.get(thread[0], thread[0]), *thread[1:]) if thread else None
+            completions.setdefault((alias.get(key[0], key[0]), *key[1:]), entry)
+        self.completions = completions
+        comms: dict[tuple[str, int, str], dict[str, Any]] = {}
+        for (host, pid, address), comm in self.comms.items():
+            comm["host"] = alias.get(host, host)
+            comms.setdefault((comm["host"], pid, address), comm)
+        self.comms = comms
+        self.thread_comm = {(alias.get(t[0], t[0]), *t[1:]): c for t, c in self.thread_comm.items()}  # type: ignore[misc]
 
     def _host(self, name: str) -> _Host:
         host = self.hosts.get(name)
@@ -418,8 +515,8 @@ class _State:
             self._network(seg, msg)
         elif "comm 0x" in msg:
             self._comm_line(seg, msg, line_no, time, launcher)
-        elif msg.startswith("NCCL version"):
-            self._version(seg.host, msg)
+        elif " version" in msg[:16] and self._version(seg.host, msg, line_no, at_start=True):
+            self.parts.setdefault("version", None)
         elif msg.startswith("NCCL_"):
             self._nccl_env(seg.host, msg)
         elif msg.startswith("Init timings"):
@@ -433,10 +530,34 @@ class _State:
         elif _ERROR_TRACE.match(msg):
             self.error_traces += 1
 
-    def _version(self, host: str | None, msg: str) -> None:
-        match = _VERSION.search(msg)
-        if match:
-            self.versions.setdefault((host, match["v"], match["build"]), None)
+    def _version(self, host: str | None, msg: str, line_no: int, at_start: bool) -> bool:
+        found = read_version(msg)
+        if found is None or (at_start and found[4] > 0):
+            return False
+        library, version, build, revision, _ = found
+        key = (host, library, version, build, revision)
+        self.versions.setdefault(key, {})
+        self.last_version = (key, line_no)
+        return True
+
+    def _version_detail(self, line: str, line_no: int) -> bool:
+        """RCCL's ``HIP version  : ...`` lines under its version line (no NCCL header)."""
+        if self.last_version is None or line_no - self.last_version[1] > 8:
+            return False
+        detail = read_detail(line)
+        if detail is None:
+            return False
+        key, value = detail
+        version_key = self.last_version[0]
+        if key == "hostname" and version_key[0] is None:
+            # a bare banner (NCCL_DEBUG=VERSION) names its host on this line
+            details = self.versions.pop(version_key)
+            version_key = (value, *version_key[1:])
+            self.versions.setdefault(version_key, {}).update(details)
+            self.last_version = (version_key, self.last_version[1])
+        elif key in ("hip", "rocm"):
+            self.versions[version_key][key] = value
+        return True
 
     def _nccl_env(self, host: str, msg: str) -> None:
         match = _ENV_NCCL.match(msg)
@@ -782,16 +903,157 @@ class _State:
                     continue
                 self.tuning.setdefault((label, entry.algorithm, entry.protocol), entry)
 
+    def _warn(
+        self,
+        seg: _Segment,
+        line_no: int,
+        time: str | None,
+        text: str,
+        details: dict[str, Any],
+        launcher: int | None,
+    ) -> None:
+        completion = ibverbs.read_completion(text) if ibverbs.MARKER in text else None
+        if completion is not None:
+            details["ib_completion"] = completion
+            self._completion(seg.host, seg, completion, line_no)
+        self._event("nccl_warn", time, seg, line_no, text, details, launcher)
+        if completion is not None and ibverbs.incomplete(completion):
+            self.pending_completion = (self.events[-1], line_no) if self.events else None
+
+    def _completion(
+        self, host: str | None, seg: _Segment | None, fields: dict[str, Any], line_no: int
+    ) -> bool:
+        """Count a failed completion by (host, peer, status, vendor err, hca); False if it
+        repeats one already counted from a line without a host (PyTorch's "Last error:")."""
+        self.parts.setdefault("ib_errors", None)
+        key = (host, *ibverbs.identity(fields))
+        if host is None and any(k[0] is not None and k[1:] == key[1:] for k in self.completions):
+            return False
+        entry = self.completions.get(key)
+        if entry is None:
+            if len(self.completions) >= MAX_ITEMS:
+                self.dropped += 1
+                return False
+            entry = self.completions[key] = {
+                "fields": fields,
+                "count": 0,
+                "line": line_no,
+                "_thread": (seg.host, seg.pid, seg.tid) if seg else None,
+                "_dev": seg.dev if seg else None,
+            }
+        entry["count"] += 1
+        return True
+
+    def _bare(
+        self, level: str, msg: str, line_no: int, time: str | None, launcher: int | None
+    ) -> None:
+        """An NCCL line whose ``host:pid:tid`` header was already removed: the facts that need
+        no host (versions, settings, warnings, tuning choices) are still read."""
+        self.nccl_lines += 1
+        msg = msg.strip()
+        if level != "INFO":
+            details: dict[str, Any] = {"level": level, "source": _SOURCE.search(msg[:120])}
+            details["source"] = details["source"].group(0) if details["source"] else None
+            completion = ibverbs.read_completion(msg) if ibverbs.MARKER in msg else None
+            if completion is not None:
+                details["ib_completion"] = completion
+                self._completion(None, None, completion, line_no)
+            self._hostless_event("nccl_warn", time, line_no, msg, details, launcher)
+            return
+        if " version" in msg[:16] and self._version(None, msg, line_no, at_start=True):
+            self.parts.setdefault("version", None)
+        elif msg.startswith("NCCL_"):
+            match = _ENV_NCCL.match(msg)
+            if match:
+                self._add_env(match["name"], _clean_env_value(match["value"]), None, "nccl")
+        elif " Bytes -> Algo " in msg:
+            self._algo_choice(msg)
+        elif " opCount " in msg:
+            self._collective_call(msg)
+
+    def _hostless_event(
+        self,
+        kind: str,
+        time: str | None,
+        line_no: int,
+        text: str,
+        details: dict[str, Any],
+        launcher: int | None,
+    ) -> None:
+        key = (kind, None, None, launcher, text)
+        if key in self.event_index:
+            self.events[self.event_index[key]]["details"]["repeats"] += 1
+            return
+        if len(self.events) >= MAX_EVENTS:
+            self.dropped += 1
+            return
+        self.event_index[key] = len(self.events)
+        self.events.append(
+            {
+                "kind": kind,
+                "time": time,
+                "host": None,
+                "rank": None,
+                "text": text,
+                "pid": None,
+                "line": line_no,
+                "details": {**details, "repeats": 1},
+                "_thread": None,
+                "_dev": None,
+                "_launcher": launcher,
+            }
+        )
+
+    def _continue_completion(self, line: str) -> bool:
+        """The wrapped tail of a WARN completion line (``len\n0, vendor err 129 (Recv)``)."""
+        if self.pending_completion is None:
+            return False
+        event, line_no = self.pending_completion
+        self.pending_completion = None
+        stripped = line.strip()
+        if not stripped or not any(
+            word in stripped
+            for word in ("vendor", "localGid", "remoteGid", "hca ", "len", "(Recv)", "(Send)")
+        ):
+            return False
+        text = f"{event['text']} {stripped}"
+        fields = ibverbs.read_completion(text)
+        if fields is None:
+            return False
+        old = event["details"].get("ib_completion")
+        event["text"] = text
+        event["details"]["ib_completion"] = fields
+        if old is not None:  # re-key the counted completion with its now complete fields
+            host = event["host"]
+            entry = self.completions.pop((host, *ibverbs.identity(old)), None)
+            if entry is not None:
+                entry["fields"] = fields
+                self.completions.setdefault((host, *ibverbs.identity(fields)), entry)
+        if ibverbs.incomplete(fields):
+            self.pending_completion = (event, line_no)
+        return True
+
     # --- lines without an NCCL header -------------------------------------------------------
 
     def _foreign_line(self, line: str, line_no: int, time: str | None) -> None:
+        if self.pending_completion is not None and self._continue_completion(line):
+            return
         if "NCCL_" in line and "=" in line and "for details" not in line:
             for m in _ENV_COMMAND.finditer(line):
                 self._add_env(m["name"], _clean_env_value(m["value"]), None, "command")
-        if "NCCL version" in line and "error" not in line.lower():
-            bare = _VERSION.search(line)
-            if bare and bare.start() < 40:
-                self._version(None, line)  # NCCL_DEBUG=VERSION prints the line without a header
+        if "CCL" in line and " version" in line and "error" not in line.lower():
+            bare = read_version(line)
+            if bare and bare[4] < 40 and self._version(None, line, line_no, at_start=False):
+                self.parts.setdefault("version", None)
+                return  # NCCL_DEBUG=VERSION prints the line without a header
+        if " : " in line and self._version_detail(line, line_no):
+            return
+        if ibverbs.MARKER in line:
+            completion = ibverbs.read_completion(line)
+            # PyTorch quotes NCCL's last WARN after "Last error:"; a new one is kept
+            if completion is not None and self._completion(None, None, completion, line_no):
+                details = {"level": "WARN", "source": None, "ib_completion": completion}
+                self._hostless_event("nccl_warn", time, line_no, line.strip(), details, None)
                 return
         error = recognise(line)
         if error is not None:
@@ -888,11 +1150,20 @@ class _State:
     # --- result -----------------------------------------------------------------------------
 
     def result(self, reader_warnings: list[str]) -> NcclDebugResult:
+        self._merge_damaged_hosts()
         only_host = next(iter(self.hosts)) if len(self.hosts) == 1 else None
         ranks = self._ranks()
         versions = tuple(
-            NcclVersion(host if host is not None else only_host, version, build)
-            for host, version, build in self.versions
+            NcclVersion(
+                host if host is not None else only_host,
+                version,
+                build,
+                library=library,
+                revision=revision,
+                hip_version=details.get("hip"),
+                rocm_version=details.get("rocm"),
+            )
+            for (host, library, version, build, revision), details in self.versions.items()
         )
         versions = tuple(dict.fromkeys(versions))
         warnings = list(reader_warnings)
@@ -906,9 +1177,18 @@ class _State:
         return NcclDebugResult(
             hosts=tuple(h.freeze() for _, h in sorted(self.hosts.items())),
             versions=tuple(
-                sorted(versions, key=lambda v: (v.host or "", v.version, v.build or ""))
+                sorted(
+                    versions,
+                    key=lambda v: (
+                        v.host or "",
+                        v.library,
+                        v.version,
+                        v.build or "",
+                        v.revision or "",
+                    ),
+                )
             ),
-            version_mismatch=len({v.version for v in versions}) > 1,
+            version_mismatch=len({(v.library, v.version) for v in versions}) > 1,
             env=tuple(
                 EnvSetting(name, value, host, source)
                 for name, value, host, source in sorted(
@@ -945,6 +1225,8 @@ class _State:
             tuning_model=tuple(self.tuning.values()),
             timeouts=self._timeouts(),
             events=self._events(only_host),
+            ib_completions=self._ib_completions(only_host),
+            parts=self._parts(ranks),
             stats={
                 "nccl_lines": self.nccl_lines,
                 "garbled_lines": self.garbled,
@@ -999,6 +1281,68 @@ class _State:
         ]
         out.sort(key=lambda t: (t.seq if t.seq is not None else -1, t.collective or "", t.pgs))
         return tuple(out)
+
+    def _ib_completions(self, only_host: str | None) -> tuple[IbCompletion, ...]:
+        out = []
+        for (host, *_), entry in self.completions.items():
+            f = entry["fields"]
+            rank = self._thread_rank(entry["_thread"], entry["_dev"])
+            out.append(
+                IbCompletion(
+                    host=host if host is not None else only_host,
+                    rank=rank,
+                    hca=f["hca"],
+                    peer=f["peer"],
+                    status=f["status"],
+                    status_name=f["status_name"],
+                    vendor_err=f["vendor_err"],
+                    local_gid=f["local_gid"],
+                    remote_gid=f["remote_gid"],
+                    count=entry["count"],
+                    first_line=entry["line"],
+                )
+            )
+        return tuple(out)
+
+    def _thread_rank(self, thread: tuple[str, int, int] | None, dev: int | None) -> int | None:
+        """The rank a thread spoke for: its communicator, else its process's world rank."""
+        if thread is None:
+            return None
+        address = self.thread_comm.get(thread)
+        comm = self.comms.get((thread[0], thread[1], address)) if address else None
+        if comm is not None:
+            return int(comm["rank"])
+        best: tuple[int, int] | None = None
+        for c in self.comms.values():
+            same = (c["host"], c["pid"], c["cuda_dev"]) == (thread[0], thread[1], dev)
+            if same and (best is None or c["nranks"] > best[0]):
+                best = (c["nranks"], c["rank"])
+        return best[1] if best else None
+
+    def _parts(self, ranks: tuple[CommRank, ...]) -> tuple[str, ...]:
+        """The parts of an NCCL log this file held, in the order NCCL prints them."""
+        seen = dict(self.parts)
+        if self.env:
+            seen["env"] = None
+        if any(h.transports or h.ib_devices or h.sockets or h.plugin for h in self.hosts.values()):
+            seen["network"] = None
+        if ranks:
+            seen["init"] = None
+        if self.paths or self.rings or self.trees or self.neighbors or self.graphs:
+            seen["topology"] = None
+        if self.tuning:
+            seen["tuning_model"] = None
+        if self.algos or self.colls:
+            seen["collectives"] = None
+        if any(e["kind"] == "nccl_warn" for e in self.events):
+            seen["warnings"] = None
+        if any(e["_thread"] is None and e["kind"] != "nccl_warn" for e in self.events):
+            seen["pytorch_errors"] = None
+        order = (
+            "version", "env", "network", "init", "topology", "tuning_model", "collectives",
+            "warnings", "ib_errors", "pytorch_errors",
+        )  # fmt: skip
+        return tuple(p for p in order if p in seen)
 
     def _world_rank_hosts(self) -> dict[int | None, str]:
         """rank -> host in the largest communicator, for PyTorch lines that name only a rank."""
@@ -1074,6 +1418,30 @@ def _ofi_line(host: _Host, msg: str) -> None:
     # "Selected Provider is efa (found 32 nics)": the NICs the plugin stripes over
     if found := re.search(r"\(found (\d+) nics?\)", msg):
         host.ofi_nics = int(found.group(1))
+
+
+def _host_of_pid(hosts: set[str] | tuple[()], name: str, lines: dict[str, int]) -> str | None:
+    """The known host a damaged host name stands for: interleaved writes cut the head off a
+    name (``06c0s1b1n0`` for ``x3006c0s1b1n0``), glue debris before it (``x3006c0s19b1`` +
+    ``x3006c0s1b0n0``) or lose its middle (``xn0``). The process id is the witness: a name that
+    is not known, on a pid that exactly one related known host printed."""
+    related = [known for known in hosts if known != name and _damaged_form(known, name)]
+    if len(related) > 1:  # a damaged spelling printed earlier by the same pid: the host that
+        # printed most lines is the real one
+        related.sort(key=lambda h: lines.get(h, 0), reverse=True)
+        if lines.get(related[0], 0) > lines.get(related[1], 0):
+            return related[0]
+    return related[0] if len(related) == 1 else None
+
+
+def _damaged_form(known: str, name: str) -> bool:
+    """Could ``name`` be ``known`` with its head cut, debris glued before it, or its middle lost?"""
+    if known.endswith(name) or name.endswith(known):
+        return True
+    tail = min(len(name) - 1, 2)
+    return (
+        len(name) < len(known) and tail > 0 and known[0] == name[0] and known.endswith(name[-tail:])
+    )
 
 
 def _has_partial_header(prefix: str) -> bool:

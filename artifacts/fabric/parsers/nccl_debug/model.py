@@ -10,11 +10,33 @@ from artifacts.parsers.base import ParseResult
 
 @dataclasses.dataclass(frozen=True)
 class NcclVersion:
-    """One ``NCCL version X+cudaY`` seen on a host (host is null for bare VERSION lines)."""
+    """One ``NCCL version X+cudaY`` (or a fork's: ``RCCL version : X-HEAD:abc``) seen on a
+    host (host is null for bare VERSION lines)."""
 
     host: str | None
     version: str
     build: str | None
+    library: str = "NCCL"  # NCCL, RCCL, MSCCL, ...: the word before "version"
+    revision: str | None = None  # "1" of 2.18.3-1, "HEAD:7d8d67c" of RCCL
+    hip_version: str | None = None  # RCCL prints its HIP and ROCm versions under its own
+    rocm_version: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class IbCompletion:
+    """A failed InfiniBand work completion NCCL reported, by (host, peer, status, vendor err)."""
+
+    host: str | None
+    rank: int | None
+    hca: str | None
+    peer: str | None
+    status: int
+    status_name: str
+    vendor_err: int | None
+    local_gid: str | None
+    remote_gid: str | None
+    count: int
+    first_line: int
 
 
 @dataclasses.dataclass(frozen=True)
@@ -232,7 +254,10 @@ class NcclDebugResult(ParseResult):
     tuning_model: tuple[TuningEntry, ...] = ()
     timeouts: tuple[CollectiveTimeout, ...] = ()
     events: tuple[NcclEvent, ...] = ()
+    ib_completions: tuple[IbCompletion, ...] = ()
     stats: dict[str, int] = dataclasses.field(default_factory=dict)
+    # which parts of a log the file held (init, network, topology, ...): a fragment says so
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         transports = sorted({t for h in self.hosts for t in h.transports})
@@ -240,9 +265,11 @@ class NcclDebugResult(ParseResult):
             "hosts": len(self.hosts),
             "nranks": self.nranks,
             "nccl_versions": sorted({v.version for v in self.versions}),
+            "libraries": sorted({v.library for v in self.versions}),
             "version_mismatch": self.version_mismatch,
             "transports": transports,
             "warn_events": sum(1 for e in self.events if e.kind == "nccl_warn"),
             "timeouts": len(self.timeouts),
+            "ib_completion_errors": sum(c.count for c in self.ib_completions),
             "warnings": len(self.warnings),
         }
