@@ -67,7 +67,7 @@ def test_nsys_2023_export_schema_3_1_7() -> None:
             path,
             "select copyKind, count(*), sum(bytes), sum(end-start) "
             "from CUPTI_ACTIVITY_KIND_MEMCPY group by copyKind",
-        )  # fmt: skip
+        )
     }
     memory = {m.name: (m.count, m.total_bytes, m.total_ns) for m in result.memory}
     assert memory["[CUDA memcpy Host-to-Device]"] == copies[1]  # copyKind 1: HtoD
