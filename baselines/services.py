@@ -44,6 +44,7 @@ from baselines.models import (
 )
 from baselines.provenance.host_facts import FACT_KINDS, FACTS_WINDOW
 from perfhub import dispatch
+from perfhub.locks import serialize
 
 
 @dataclass
@@ -140,6 +141,9 @@ def runs_evaluate(*, runs: Sequence[BenchmarkRun], notify: bool = True) -> Evalu
         return evaluation
     collector = Collector()
     with transaction.atomic():
+        # Workers filing one job's files re-file each other's runs and share series: one
+        # filing at a time (parsing, the long part, stays parallel).
+        serialize("filing")
         mappings = list(HostProfileMapping.objects.select_related("profile"))
         filed = [run_file(run=run, mappings=mappings) for run in runs]
         # Runs far below their hardware's peak become findings (docs/efficiency.md).

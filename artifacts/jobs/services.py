@@ -23,6 +23,7 @@ from django.db.models import Max, Min
 from artifacts.jobs.footprint import SLACK, Footprint, artifact_footprint, hosts_key
 from artifacts.jobs.models import Job, JobMember
 from artifacts.models.core import Artifact
+from perfhub.locks import serialize
 
 # Metadata keys that state a job id (case-insensitive), most specific first.
 JOB_ID_KEYS = (
@@ -46,6 +47,7 @@ def stated_job_id(metadata: dict[str, Any] | None) -> str:
 def job_assign(*, artifact: Artifact) -> Job | None:
     """Put the artifact in the job its evidence says (see the module docstring)."""
     with transaction.atomic():
+        serialize("jobs")  # a job's members, hosts and span: one writer at a time
         current = JobMember.objects.select_related("job").filter(artifact=artifact).first()
         footprint = artifact_footprint(artifact)
         if current is not None and current.pinned:
@@ -167,6 +169,7 @@ def job_member_place(*, artifact: Artifact, job: Job | None, user: Any) -> Job:
     """A person puts the artifact in ``job`` (``None``: a job of its own, out of any other).
     Re-parses and re-assignment keep it there."""
     with transaction.atomic():
+        serialize("jobs")
         if job is None:
             job = Job.objects.create(
                 key=f"person:{uuid.uuid4().hex}",
