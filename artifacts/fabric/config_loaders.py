@@ -8,10 +8,12 @@ names they write are what artifacts/fabric/host_checks.py and the rules read.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from artifacts.fabric.loaders import FactBuffer, _events, clear_fabric_rows, observed_at
+from artifacts.fabric.parsers.ibnetdiscover import degraded_links
 from artifacts.fabric.parsers.nccl_topology import nvlink_asymmetries
 from artifacts.models import Artifact
 
@@ -232,10 +234,47 @@ def _gbps(mbps: int | None) -> float | None:
     return mbps / 1000 if mbps is not None else None
 
 
+def load_ibnetdiscover(artifact: Artifact, result: Any) -> None:
+    """The fabric in a few facts, each cable at its width and speed from the CA's side
+    (host = the first word of the CA's description, as the HCA names its host), and the
+    cables trained below the fabric's usual rate."""
+    clear_fabric_rows(artifact)
+    facts = FactBuffer(artifact, observed_at(artifact))
+    summary = result.summary()
+    facts.add("ibnet.switches", summary["switches"], extra={"rates": summary["rates"]})
+    facts.add("ibnet.cas", summary["cas"])
+    facts.add("ibnet.links", summary["links"], extra={"common_rate": summary["common_rate"]})
+    for port in result.ports:
+        if port.node_type != "ca" or not port.node:
+            continue
+        host, _, device = port.node.partition(" ")
+        if not re.match(r"^(?:mlx\d+_\d+|ib\w+|hfi\d+_\d+|[a-z]+\d*_\d+)$", device):
+            # a default description ("MT4123 ConnectX6 Mellanox Technologies") names no host
+            host, device = "", port.node
+        facts.add(
+            "ibnet.port.rate",
+            f"{port.width}x{port.speed}" if port.speed else None,
+            host=host,
+            device=device or None,
+            port=port.port,
+            extra={"switch": port.peer, "switch_port": port.peer_port, "lid": port.lid,
+                   "port_guid": port.port_guid, "rate_gbps": port.rate_gbps},
+        )  # fmt: skip
+    for link in degraded_links(result.links):
+        facts.add(
+            "ibnet.link_below_common_rate",
+            f"{link.width}x{link.speed}",
+            device=f"{link.a} port {link.a_port}"[:255],
+            extra={"peer": link.b, "peer_port": link.b_port, "rate_gbps": link.rate_gbps},
+        )
+    facts.save()
+
+
 CONFIG_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
     "show_gids": load_show_gids,
     "mlnx_qos": load_mlnx_qos,
     "fabric_manager": load_fabric_manager,
     "sysctl": load_sysctl,
     "nccl_topology": load_nccl_topology,
+    "ibnetdiscover": load_ibnetdiscover,
 }

@@ -70,6 +70,9 @@ PARSERS: dict[str, Kind] = {
         "nvidia-smi (-q, -q -x, table, topo -m, nvlink)",
     ),
     "ib_status": Kind("artifacts.fabric.parsers.ib_status", "ibstat / ibstatus / ibv_devinfo"),
+    "ibnetdiscover": Kind(
+        "artifacts.fabric.parsers.ibnetdiscover", "ibnetdiscover (InfiniBand fabric topology)"
+    ),
     "rdma_counters": Kind(
         "artifacts.fabric.parsers.rdma_counters",
         "RDMA port counters (sysfs, rdma statistic)",

@@ -137,3 +137,16 @@ def test_nccl_gid_index_is_checked_against_an_earlier_show_gids_upload() -> None
     assert (finding.severity, finding.host) == ("warning", "gpu-node-07")
     assert list(finding.related_artifacts.values_list("id", flat=True)) == [gids.pk]
     assert not Finding.objects.filter(artifact=gids, rule="nccl_gid_index_wrong").exists()
+
+
+def test_ibnetdiscover_port_rates_per_host_and_the_cable_below_the_fabric_rate() -> None:
+    from tests.artifacts.fabric.parsers.test_ibnetdiscover import DOWNTRAINED
+
+    artifact = upload_text("fabric.topo", DOWNTRAINED)
+    assert (artifact.kind, artifact.status) == ("ibnetdiscover", "parsed"), artifact.error
+    assert facts(artifact, "ibnet.links") == {("", "", None): "3"}
+    [(where, value)] = facts(artifact, "ibnet.link_below_common_rate").items()
+    assert (where, value) == (("", "leaf-1 port 2", None), "2xNDR")
+    before = artifact.host_facts.count()
+    artifact_parse(artifact_id=artifact.pk)
+    assert artifact.host_facts.count() == before
