@@ -29,7 +29,7 @@ from artifacts.parsers.normalize import View
 from artifacts.parsers.reading import parse_as
 from artifacts.parsers.registry import MAY_BE, PARSERS, kind_label
 
-TRIED = 5  # kinds asked to read the head
+TRIED = 12  # kinds asked to read the head (a few ms each)
 SHOWN = 8  # kinds listed
 TRY_BYTES = 256 * 1024
 NAME_BONUS = 0.1
@@ -66,10 +66,12 @@ def nearest_kinds(
         if hint:
             score += NAME_BONUS
         if score > 0:
-            ranked.append((min(score, 1.0), kind, shared, hint))
+            ranked.append((score, kind, shared, hint))
     ranked.sort(key=lambda item: -item[0])
     out = []
+    order: dict[str, int] = {}
     for index, (score, kind, shared, hint) in enumerate(ranked[:SHOWN]):
+        order[kind] = index
         reasons = ["its sniffer found none of its markers in the file"]
         if shared:
             listed = ", ".join(shared[:8])
@@ -83,13 +85,14 @@ def nearest_kinds(
             {
                 "kind": kind,
                 "label": kind_label(kind),
-                "score": round(score, 3),
+                "score": round(min(score, 1.0), 3),
                 "shared": shared[:12],
                 "reads": reads,
                 "reasons": reasons,
             }
         )
-    out.sort(key=lambda item: (not item["reads"], -item["score"]))
+    # a kind whose reader takes the file first, then by nearness (name hints break ties)
+    out.sort(key=lambda item: (not item["reads"], order[item["kind"]]))
     return out
 
 

@@ -17,6 +17,7 @@ from artifacts.parsers.generic.patterns import MAX_KEY_WORDS, Pair, is_number, p
 
 Line = tuple[int, str]
 MAX_CELLS = 64  # wider lines are no table row (a long CSV record is read up to this)
+MAX_CELL_WORDS = 6  # a longer cell is a sentence: its commas or tabs make no columns
 _RULE = re.compile(r"^\s*[|+:]?(?:[\s:|+]*[-=]{3,}[\s:|+]*)+$")
 _SPACES = re.compile(r"\s{2,}|\t")
 
@@ -81,8 +82,8 @@ def table_at(block: Sequence[Line], index: int) -> tuple[Table, int] | None:
         header = split(text)
         if not header or not 2 <= len(header) <= MAX_CELLS or any(not c for c in header):
             continue
-        if separator in _LOOSE and pairs_of(text):
-            continue  # `key: value` lines are pairs, not columns
+        if separator != "pipe" and (pairs_of(text) or _prose(header)):
+            continue  # `key: value` lines are pairs, and sentences with commas no columns
         rows: list[tuple[int, list[str]]] = []
         end = index + 1
         while end < len(block):
@@ -93,13 +94,17 @@ def table_at(block: Sequence[Line], index: int) -> tuple[Table, int] | None:
             cells = split(row_text)
             if cells is None or len(cells) != len(header):
                 break
-            if separator in _LOOSE and pairs_of(row_text):
+            if separator != "pipe" and (pairs_of(row_text) or _prose(cells)):
                 break
             rows.append((number, cells))
             end += 1
         if len(rows) >= least and _is_header(header, [cells for _, cells in rows], separator):
             return Table(separator, block[index][0], header, list(rows)), end
     return None
+
+
+def _prose(cells: list[str]) -> bool:
+    return any(len(cell.split()) > MAX_CELL_WORDS for cell in cells)
 
 
 def _is_header(header: list[str], rows: list[list[str]], separator: str) -> bool:
