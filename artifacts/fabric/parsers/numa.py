@@ -87,6 +87,10 @@ class NumaResult(ParseResult):
     tables: tuple[NumaTable, ...] = ()
     gpus: tuple[GpuNuma, ...] = ()
     samples: tuple[CounterSample, ...] = ()
+    # The parts of the tools' output that were read, in the order first seen ("numactl
+    # cpus", "numactl memory", "numactl distances", "lscpu", "numastat", "rocm-smi"): a
+    # fragment (one `lscpu | grep NUMA`, a distance matrix alone) gives what it holds.
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         remote = [max(row) for row in self.distances if row]
@@ -110,7 +114,15 @@ def accepts(name: str, head: bytes) -> bool:
         return True
     if "(Topology) Numa Node" in text:
         return True
-    return bool(re.search(r"^NUMA node0 CPU\(s\):", text, re.MULTILINE)) and "Socket(s)" in text
+    if re.search(r"^node \d+ cpus:", text, re.MULTILINE) and re.search(
+        r"^node \d+ (?:size|free): \d+ MB", text, re.MULTILINE
+    ):
+        return True  # numactl -H without its "available:" line
+    if re.search(r"^node(?:[ \t]+\d+)+[ \t]*\n[ \t]*\d+:(?:[ \t]+\d+)+", text, re.MULTILINE):
+        return True  # its distance matrix alone
+    # lscpu, or the NUMA lines of `lscpu | grep NUMA` (two node lines, or one and Socket(s))
+    nodes = len(re.findall(r"^NUMA node\d+ CPU\(s\):", text, re.MULTILINE))
+    return nodes >= 2 or (nodes == 1 and "Socket(s)" in text)
 
 
 def parse(stream: BinaryIO) -> NumaResult:
@@ -119,7 +131,7 @@ def parse(stream: BinaryIO) -> NumaResult:
     for line in reader:
         state.feed(line)
     state.close_table()
-    if not (state.nodes or state.tables or state.gpus or state.lscpu):
+    if not (state.nodes or state.tables or state.gpus or state.lscpu or state.distances):
         raise ParseError("no numactl -H, numastat, lscpu NUMA or rocm-smi NUMA output found")
     return state.result(reader.repair_warnings())
 
@@ -137,6 +149,7 @@ class _State:
         self.gpus: dict[int, dict[str, int]] = {}
         self.buffer = SampleBuffer()
         self.readings = 0
+        self.parts: dict[str, None] = {}
 
     def feed(self, line: str) -> None:
         shell = prompt(line)
@@ -147,11 +160,16 @@ class _State:
         stripped = line.strip()
         if m := _NODE_CPUS.match(stripped):
             self._node(int(m["n"]))["cpus"] = [int(c) for c in m["cpus"].split()]
+            self.parts["numactl cpus"] = None
             return
         if m := _NODE_MEM.match(stripped):
             self._node(int(m["n"]))[f"{m['what']}_mb"] = int(m["mb"])
+            self.parts["numactl memory"] = None
             return
-        if stripped == "node distances:":
+        if stripped == "node distances:" or (
+            # a distance matrix pasted without its "node distances:" title
+            not self.in_distances and self.table is None and _DIST_HEADER.match(stripped)
+        ):
             self.in_distances = True
             self.distances = []
             return
@@ -160,18 +178,22 @@ class _State:
                 return
             if m := _DIST_ROW.match(line):
                 self.distances.append(tuple(int(v) for v in m["values"].split()))
+                self.parts["numactl distances"] = None
                 return
             self.in_distances = False
         if m := _LSCPU_NODE.match(stripped):
             self.lscpu.setdefault("node_cpus", {})[int(m["n"])] = m["cpus"]
+            self.parts["lscpu"] = None
             return
         if m := _LSCPU.match(stripped):
             value = m["v"]
             key = _LSCPU_KEYS[m["key"]]
             self.lscpu[key] = int(value) if value.isdigit() else value
+            self.parts["lscpu"] = None
             return
         if m := _ROCM.match(stripped):
             self.gpus.setdefault(int(m["gpu"]), {})[m["what"].lower()] = int(m["v"])
+            self.parts["rocm-smi"] = None
             return
         if m := _TITLE.match(stripped):
             self.close_table()
@@ -214,6 +236,7 @@ class _State:
         table, self.table = self.table, None
         if table is None or not table["rows"]:
             return
+        self.parts["numastat"] = None
         unit = table.get("unit") or ("pages" if table.get("title") is None else None)
         self.tables.append(
             NumaTable(
@@ -275,6 +298,7 @@ class _State:
             ),
             samples=tuple(self.buffer.rows),
             warnings=tuple(warnings + self.buffer.warnings()),
+            parts=tuple(self.parts),
         )
 
 
