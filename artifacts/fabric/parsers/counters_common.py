@@ -55,6 +55,9 @@ class HcaInfo:
     system_image_guid: str | None
     transport: str | None
     ports: int | None
+    # every other field the tool printed for the adapter, snake_case key -> text as printed
+    # (ibv_devinfo's vendor_id, ibv_devinfo -v's max_qp, max_cqe, ...)
+    details: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +80,9 @@ class LinkPort:
     capability_mask: str | None = None
     active_mtu: int | None = None
     max_mtu: int | None = None
+    # every other field printed for the port (ibv_devinfo -v: max_msg_sz, gid_tbl_len,
+    # GID[ n] -> gid_n, ...), snake_case key -> text as printed
+    details: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 class SampleBuffer:
@@ -165,3 +171,12 @@ def rate_gbps(text: str | None) -> float | None:
         return None
     m = _RATE.match(text)
     return float(m.group(1)) if m else None
+
+
+def normalise_guid(text: str | None) -> str | None:
+    """'a088:c203:0096:05fc' (ibv_devinfo, sysfs) and '0xa088c203009605fc' (ibstat) -> the
+    latter; anything else is kept as printed."""
+    if not text:
+        return None
+    compact = text.strip().lower().removeprefix("0x").replace(":", "")
+    return "0x" + compact if re.fullmatch(r"[0-9a-f]{1,16}", compact) else text.strip()

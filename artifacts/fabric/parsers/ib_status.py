@@ -20,6 +20,7 @@ from typing import Any, BinaryIO, ClassVar
 from artifacts.fabric.parsers.counters_common import (
     HcaInfo,
     LinkPort,
+    normalise_guid,
     normalise_phys_state,
     normalise_state,
     prompt,
@@ -130,6 +131,8 @@ class _State:
         self.port: int | None = None
         self.errors: list[str] = []
         self.dropped = 0
+        # fields without a typed field, per (device, port or None for the adapter)
+        self.details: dict[tuple[str, int | None], dict[str, str]] = {}
 
     def feed(self, line: str) -> None:
         if not line.strip():
@@ -200,11 +203,14 @@ class _State:
 
     def _key_value(self, key: str, value: str) -> None:
         assert self.device is not None
-        name = re.sub(r"[\s.]+", "_", key.strip().lower())
+        # "Physical state" -> physical_state, "GID[  0]" -> gid_0
+        name = re.sub(r"[^a-z0-9]+", "_", key.strip().lower()).strip("_")
         if self.port is not None and name in _PORT_KEYS:
             self.ports[(self.device, self.port)][_PORT_KEYS[name]] = value
-        elif name in _HCA_KEYS:
+        elif name in _HCA_KEYS and self.port is None:
             self.hcas.setdefault(self.device, {})[_HCA_KEYS[name]] = value
+        elif value:  # every other field, kept as printed (ibv_devinfo -v has dozens)
+            self.details.setdefault((self.device, self.port), {}).setdefault(name, value)
 
     def result(self, warnings: list[str]) -> IbStatusResult:
         warnings = list(warnings)
@@ -238,10 +244,11 @@ class _State:
             firmware=attrs.get("firmware"),
             hardware_version=attrs.get("hardware_version"),
             board_id=attrs.get("board_id"),
-            node_guid=_guid(attrs.get("node_guid")),
-            system_image_guid=_guid(attrs.get("system_image_guid")),
+            node_guid=normalise_guid(attrs.get("node_guid")),
+            system_image_guid=normalise_guid(attrs.get("system_image_guid")),
             transport=attrs.get("transport"),
             ports=_int(attrs.get("ports")),
+            details=self.details.get((device, None), {}),
         )
 
     def _port(self, device: str, port: int, attrs: dict[str, str]) -> LinkPort:
@@ -266,20 +273,13 @@ class _State:
             base_lid=attrs.get("base_lid"),
             sm_lid=attrs.get("sm_lid"),
             lmc=attrs.get("lmc"),
-            port_guid=_guid(attrs.get("port_guid")),
+            port_guid=normalise_guid(attrs.get("port_guid")),
             default_gid=attrs.get("default_gid"),
             capability_mask=attrs.get("capability_mask"),
             active_mtu=_int(attrs.get("active_mtu")),
             max_mtu=_int(attrs.get("max_mtu")),
+            details=self.details.get((device, port), {}),
         )
-
-
-def _guid(text: str | None) -> str | None:
-    """'a088:c203:0096:05fc' (ibv_devinfo) and '0xa088c203009605fc' (ibstat) -> the latter."""
-    if not text:
-        return None
-    compact = text.strip().lower().removeprefix("0x").replace(":", "")
-    return "0x" + compact if re.fullmatch(r"[0-9a-f]{1,16}", compact) else text.strip()
 
 
 def _int(text: str | None) -> int | None:

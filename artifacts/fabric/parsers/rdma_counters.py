@@ -27,6 +27,7 @@ from artifacts.fabric.parsers.counters_common import (
     SampleBuffer,
     Snapshot,
     counter_unit,
+    normalise_guid,
     normalise_phys_state,
     normalise_state,
     prompt,
@@ -53,22 +54,26 @@ from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 KIND = "rdma_counters"
 VERSION = 1
 
-_SYSFS = re.compile(
-    r"^\s*(?P<path>(?:\S*/)?(?P<dev>[^/\s:]+)/ports/(?P<port>\d+)/(?P<group>hw_counters|counters)/"
-    r"(?P<name>[^/:\s]+)):\s*(?P<value>-?\d+)\s*$"
+# A sysfs file and its value, however the shell printed the pair: ``grep -r .`` (path:value),
+# ``for f in ...; do echo $f $(cat $f); done`` (path value), ``path=value``; ``head``
+# (``==> path <==`` then the value) and ttar archives (``Path: path``, ``Lines: 1``, the
+# value, ``Mode: 644``) give the path on a line of its own.
+_PATH_LINE = re.compile(r"^\s*(?P<path>[^\s:=]*/[^\s:=]+?)(?:\s*[:=]\s*|\s+)(?P<value>\S.*?)\s*$")
+_PATH_COUNTER = re.compile(
+    r"(?:^|/)(?P<dev>[^/\s:]+)/ports/(?P<port>\d+)/(?P<group>hw_counters|counters)/"
+    r"(?P<name>[^/:\s]+)$"
 )
-_SYSFS_PORT_ATTR = re.compile(
-    r"^\s*(?:\S*/)?(?P<dev>[^/\s:]+)/ports/(?P<port>\d+)/"
-    r"(?P<attr>state|phys_state|rate|link_layer|lid|sm_lid|lid_mask_count|cap_mask):\s*(?P<value>.*?)\s*$"
+_PATH_PORT_ATTR = re.compile(
+    r"(?:^|/)(?P<dev>[^/\s:]+)/ports/(?P<port>\d+)/"
+    r"(?P<attr>state|phys_state|rate|link_layer|lid|sm_lid|lid_mask_count|cap_mask)$"
 )
-_SYSFS_DEV_ATTR = re.compile(
-    r"^\s*(?:\S*/)?infiniband/(?P<dev>[^/\s:]+)/"
-    r"(?P<attr>fw_ver|board_id|hca_type|node_guid|sys_image_guid|hw_rev|node_type):\s*(?P<value>.*?)\s*$"
+_PATH_DEV_ATTR = re.compile(
+    r"(?:infiniband/|^)(?P<dev>[^/\s:]+)/"
+    r"(?P<attr>fw_ver|board_id|hca_type|node_guid|sys_image_guid|hw_rev|node_type)$"
 )
 _HEAD_HEADER = re.compile(r"^==> (?P<path>.+?) <==\s*$")
-_HEAD_PATH = re.compile(
-    r"(?P<dev>[^/\s]+)/ports/(?P<port>\d+)/(?:hw_counters|counters)/(?P<name>[^/\s]+)$"
-)
+_TTAR_PATH = re.compile(r"^\s*Path:\s*(?P<path>\S+/\S+)\s*$")
+_TTAR_META = re.compile(r"^\s*(?:Lines|Mode|Directory|SymlinkTo):|^# ttar\b")
 _BARE = re.compile(r"^\s*(?P<name>[A-Za-z][\w]*):\s*(?P<value>-?\d+)\s*$")
 # "link mlx5_0/1 ..."; "link mlx5_0/- ..." for a QP not bound to a port yet.
 _RDMA_LINK = re.compile(r"^\s*link (?P<dev>[^/\s]+)/(?P<port>\d+|-)\s+(?P<rest>.*)$")
@@ -120,6 +125,9 @@ class RdmaCountersResult(ParseResult):
     ports: tuple[LinkPort, ...] = ()
     qp_counters: tuple[QpCounterSet, ...] = ()  # rdma statistic qp show: one per cntn
     qps: tuple[QpInfo, ...] = ()  # rdma resource show qp
+    # what the file showed: sysfs_counters, sysfs_port_attributes, sysfs_device_attributes,
+    # bare_counters, rdma_statistic, rdma_link, rdma_qp_counters, rdma_resource_qp, json
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -141,7 +149,7 @@ def accepts(name: str, head: bytes) -> bool:
     for line in text.splitlines()[:5000]:
         # each regex runs only on lines holding the literal it needs ("/ports/", "link ",
         # ":"): the same counts, without matching every line three times
-        if "/ports/" in line and ("counters/" in line) and _SYSFS.match(line):
+        if "/ports/" in line and "counters/" in line and _is_counter_path_line(line):
             sysfs += 1
         elif "link " in line and _RDMA_LINK.match(line) and len(_PAIR.findall(line)) >= 2:
             rdma += 1
@@ -155,6 +163,11 @@ def accepts(name: str, head: bytes) -> bool:
         return True
     # A bare list: mostly names that only RDMA counters carry.
     return known >= 3 and known >= 0.6 * bare
+
+
+def _is_counter_path_line(line: str) -> bool:
+    m = _PATH_LINE.match(line) or _HEAD_HEADER.match(line) or _TTAR_PATH.match(line)
+    return bool(m and _PATH_COUNTER.search(m["path"]))
 
 
 def parse(stream: BinaryIO, *, name: str | None = None) -> RdmaCountersResult:
@@ -199,6 +212,8 @@ class _State:
         self.json_errors = 0
         self.replaying = False
         self.pending: str | None = None  # a counter name whose value wrapped to the next line
+        self.parts: dict[str, None] = {}  # the shapes seen (RdmaCountersResult.parts)
+        self.ttar = False  # a ttar archive: values may end in its "EOF" marker
 
     def feed(self, line: str) -> None:
         if self.json is not None:
@@ -213,12 +228,14 @@ class _State:
         if self.head_path is not None:
             self._head_value(line)
             return
-        m = _SYSFS.match(line)
-        if m:
+        if (
+            "/" in line
+            and (m := _PATH_LINE.match(line))
+            and self._path_value(m["path"], m["value"])
+        ):
             self.link = None
-            self._sample(m["dev"], int(m["port"]), m["name"], int(m["value"]))
             return
-        for reader in (self._rdma_line, self._attribute, self._head_header, self._bare):
+        for reader in (self._rdma_line, self._head_header, self._bare):
             if reader(line):
                 return
         self._text(line)
@@ -280,6 +297,7 @@ class _State:
         if "state" in words and not lowered & {"lqpn", "cntn"}:
             # rdma link show: "state ACTIVE physical_state LINK_UP ..."
             attrs = dict(zip(words[::2], words[1::2], strict=False))
+            self.parts["rdma_link"] = None
             if port is not None:
                 entry = self.ports.setdefault((device, port), {})
                 entry["state"] = attrs.get("state", "")
@@ -290,10 +308,13 @@ class _State:
             info = qp_info(self.host, device, port, attributes)
             if info is not None:
                 self.qps.append(info)
+                self.parts["rdma_resource_qp"] = None
             self.link = None  # resource lines do not wrap
             return
         if "cntn" in attributes and attributes["cntn"].isdigit():
             self.current = self._counter_set(device, port, attributes)
+        if counters:
+            self.parts["rdma_qp_counters" if self.current else "rdma_statistic"] = None
         target = self.current
         if target is not None:
             target["lqpns"].extend(lqpns)
@@ -331,6 +352,7 @@ class _State:
             return
         for obj in objects:
             self._json_object(obj)
+        self.parts["json"] = None
 
     def _replay(self, lines: list[str]) -> None:
         if not lines:
@@ -371,42 +393,51 @@ class _State:
         if self.json is not None:  # brackets never closed: try what there is
             self._json_done()
 
-    def _attribute(self, line: str) -> bool:
-        port_attr = _SYSFS_PORT_ATTR.match(line)
-        if port_attr:
-            self.ports.setdefault((port_attr["dev"], int(port_attr["port"])), {})[
-                port_attr["attr"]
-            ] = port_attr["value"]
+    def _path_value(self, path: str, value: str) -> bool:
+        """One sysfs file's value: a counter, a port attribute or a device attribute."""
+        if m := _PATH_COUNTER.search(path):
+            if not value.lstrip("-").isdigit():
+                return False
+            self._sample(m["dev"], int(m["port"]), m["name"], int(value))
+            self.parts["sysfs_counters"] = None
             return True
-        dev_attr = _SYSFS_DEV_ATTR.match(line)
-        if dev_attr:
-            self.hcas.setdefault(dev_attr["dev"], {})[dev_attr["attr"]] = dev_attr["value"]
+        if m := _PATH_PORT_ATTR.search(path):
+            self.ports.setdefault((m["dev"], int(m["port"])), {})[m["attr"]] = value
+            self.parts["sysfs_port_attributes"] = None
+            return True
+        m = _PATH_DEV_ATTR.search(path)
+        if m and ("infiniband/" in path or _NAME_HINT.fullmatch(m["dev"])):
+            self.hcas.setdefault(m["dev"], {})[m["attr"]] = value
+            self.parts["sysfs_device_attributes"] = None
             return True
         return False
 
     def _head_header(self, line: str) -> bool:
-        m = _HEAD_HEADER.match(line)
+        m = _HEAD_HEADER.match(line) or _TTAR_PATH.match(line)
+        if m is not None and m.re is _TTAR_PATH:
+            self.ttar = True
         if not m:
-            return False
-        path = _HEAD_PATH.search(m["path"])
-        self.head_path = (path["dev"], int(path["port"]), path["name"]) if path else None
+            return bool(_TTAR_META.match(line))  # ttar's bookkeeping lines around each file
+        self.head_path = m["path"]
         return True
 
     def _head_value(self, line: str) -> None:
         assert self.head_path is not None
-        device, port, name = self.head_path
-        if line.strip().lstrip("-").isdigit():
-            self._sample(device, port, name, int(line.strip()))
-            self.head_path = None
-        elif line.strip():
-            self.head_path = None
-            self.feed(line)
+        if _TTAR_META.match(line):
+            return  # "Lines: 1" between ttar's "Path:" and the value
+        path, self.head_path = self.head_path, None
+        value = line.strip()
+        if self.ttar and value.endswith("EOF"):
+            value = value[: -len("EOF")]  # ttar marks a file without a final newline so
+        if not value or not self._path_value(path, value):
+            self.feed(line)  # not a value of a file we read: the line is read on its own
 
     def _bare(self, line: str) -> bool:
         m = _BARE.match(line)
         if not m:
             return False
         self._sample(self.hint_device, self.hint_port, m["name"], int(m["value"]))
+        self.parts["bare_counters"] = None
         return True
 
     def _text(self, line: str) -> None:
@@ -484,6 +515,7 @@ class _State:
             ),
             qp_counters=tuple(self._qp_set(entry) for entry in self.sets),
             qps=tuple(self.qps),
+            parts=tuple(self.parts),
             warnings=tuple(warnings),
         )
 
@@ -512,8 +544,8 @@ class _State:
             firmware=attrs.get("fw_ver"),
             hardware_version=attrs.get("hw_rev"),
             board_id=attrs.get("board_id"),
-            node_guid=attrs.get("node_guid"),
-            system_image_guid=attrs.get("sys_image_guid"),
+            node_guid=normalise_guid(attrs.get("node_guid")),
+            system_image_guid=normalise_guid(attrs.get("sys_image_guid")),
             transport=attrs.get("node_type"),
             ports=None,
         )

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import ib_status
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 ALL_ACTIVE = "counters/gpud_ibstat_h100_all_active.txt"
 SOME_DOWN = "counters/gpud_ibstat_h100_some_ports_down.txt"
@@ -131,6 +131,60 @@ def test_ibv_devinfo_verbose_width_times_speed_gives_the_rate() -> None:
     text = "hca_id:\tmlx5_3\n\tport:\t1\n\t\tstate:\t\t\tPORT_DOWN (1)\n\t\tactive_width:\t\t4X (2)\n\t\tactive_speed:\t\t100.0 Gbps (128)\n\t\tphys_state:\t\tPOLLING (2)\n"
     [port] = ib_status.parse(io.BytesIO(text.encode())).ports
     assert (port.state, port.phys_state, port.rate_gbps) == ("DOWN", "POLLING (2)", 400.0)
+
+
+def test_ibv_devinfo_every_field_of_two_adapters() -> None:
+    path = more_sample("counters/ibv_devinfo_azure_vm_ib_vf_plus_eth_accelnet.txt")
+    result = ib_status.parse(path.open("rb"))
+    ib, eth = result.hcas
+    assert (ib.host, ib.device, ib.transport, ib.firmware, ib.hca_type) == (
+        "flux-sample-0", "mlx5_0", "InfiniBand (0)", "20.31.1014", "4124",
+    )  # fmt: skip
+    assert (ib.node_guid, ib.system_image_guid) == ("0x00155dfffe33ff18", "0x1070fd03006b341c")
+    assert (ib.hardware_version, ib.board_id, ib.ports) == ("0x0", "MT_0000000223", 1)
+    assert ib.details == {"vendor_id": "0x02c9"}  # the one field without its own key
+    assert (eth.hca_type, eth.hardware_version, eth.board_id) == ("4118", "0x80", "MSF0010110035")
+    p_ib, p_eth = result.ports
+    assert (p_ib.state, p_ib.max_mtu, p_ib.active_mtu, p_ib.sm_lid, p_ib.base_lid, p_ib.lmc) == (
+        "ACTIVE", 4096, 4096, "228", "383", "0x00",
+    )  # fmt: skip
+    assert (p_eth.link_layer, p_eth.active_mtu, p_eth.base_lid) == ("Ethernet", 1024, "0")
+    assert p_ib.details == {} and result.summary()["link_layers"] == ["Ethernet", "InfiniBand"]
+
+
+VERBOSE = """\
+hca_id:\tmlx5_0
+\ttransport:\t\t\tInfiniBand (0)
+\tfw_ver:\t\t\t\t28.39.1002
+\tvendor_id:\t\t\t0x02c9
+\tmax_mr_size:\t\t\t0xffffffffffffffff
+\tmax_qp:\t\t\t\t131072
+\tdevice_cap_flags:\t\t0x25e1b836
+\t\t\t\t\tBAD_PKEY_CNTR
+\tphys_port_cnt:\t\t\t1
+\t\tport:\t1
+\t\t\tstate:\t\t\tPORT_ACTIVE (4)
+\t\t\tmax_msg_sz:\t\t0x40000000
+\t\t\tgid_tbl_len:\t\t255
+\t\t\tactive_width:\t\t4X (2)
+\t\t\tactive_speed:\t\t100.0 Gbps (128)
+\t\t\tlink_layer:\t\tEthernet
+\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:0ac0:ebff:fe3d:ca54, RoCE v1
+\t\t\tGID[  3]:\t\t::ffff:10.110.0.33, RoCE v2
+"""
+
+
+def test_ibv_devinfo_verbose_keeps_every_other_field_as_printed() -> None:
+    result = ib_status.parse(io.BytesIO(VERBOSE.encode()))
+    [hca], [port] = result.hcas, result.ports
+    assert hca.details == {
+        "vendor_id": "0x02c9", "max_mr_size": "0xffffffffffffffff", "max_qp": "131072",
+        "device_cap_flags": "0x25e1b836",
+    }  # fmt: skip
+    assert port.rate_gbps == 400.0 and port.details["gid_tbl_len"] == "255"
+    assert port.details["gid_0"] == "fe80:0000:0000:0000:0ac0:ebff:fe3d:ca54, RoCE v1"
+    assert port.details["gid_3"] == "::ffff:10.110.0.33, RoCE v2"
+    assert port.details["max_msg_sz"] == "0x40000000"
 
 
 def test_no_devices_is_refused_with_the_tools_message() -> None:

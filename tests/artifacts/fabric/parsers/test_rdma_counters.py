@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import rdma_counters
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 SYSFS = "counters/gpud_sysfs_infiniband_h100_9hca_grep_dump.txt"
 RDMA_STAT = "counters/rdma_statistic_show_roce_mlx5_optional_counters.txt"
@@ -136,6 +136,56 @@ def test_bare_list_takes_its_device_from_the_file_name() -> None:
     anonymous = parse_text("out_of_sequence:3\n")
     assert anonymous.samples[0].device is None
     assert any("do not name their device" in w for w in anonymous.warnings)
+
+
+TTAR = "counters/procfs_sysfs_infiniband_counters_hw_counters.ttar"
+
+
+def test_a_ttar_archive_of_sysfs_one_file_per_counter() -> None:
+    path = more_sample(TTAR)
+    assert rdma_counters.accepts(path.name, path.read_bytes())
+    result = rdma_counters.parse(path.open("rb"))
+    text = path.read_text()
+    # every "Path:" record is read: a counter, a port attribute or a device attribute
+    attributes = sum(len(h.details) for h in result.hcas)  # none: all are typed
+    port_attrs = sum(
+        1 for p in result.ports for v in (p.state, p.phys_state, p.rate, p.link_layer) if v
+    )
+    device_attrs = sum(
+        1 for h in result.hcas for v in (h.firmware, h.board_id, h.hca_type, h.node_guid) if v
+    )
+    assert len(result.samples) + port_attrs + device_attrs + attributes == text.count("\nPath: ")
+    rows = {(s.device, s.port, s.counter): (s.value, s.unit) for s in result.samples}
+    assert rows[("mlx5_0", 1, "port_xmit_data")] == (2880761508848, "4 bytes")
+    assert rows[("mlx5_0", 1, "resp_cqe_error")] == (8109, "count")
+    assert rows[("mlx5_0", 1, "local_ack_timeout_err")] == (131, "count")
+    hcas = {h.device: h for h in result.hcas}
+    assert hcas["hfi1_0"].firmware == "1.27.0" and hcas["mlx4_0"].hca_type == "MT4099"
+    # ttar marks a value without a final newline with "EOF": not part of the GUID
+    assert hcas["mlx5_0"].node_guid == "0x0a7fbc1245efd23b"
+    ports = {(p.device, p.port): p for p in result.ports}
+    assert ports[("mlx4_0", 2)].rate_gbps == 40.0 and ports[("hfi1_0", 1)].rate_gbps == 100.0
+    assert result.parts == ("sysfs_device_attributes", "sysfs_counters", "sysfs_port_attributes")
+
+
+def test_a_shell_loop_printing_path_and_value() -> None:
+    text = (
+        "$ for f in /sys/class/infiniband/mlx5_2/ports/1/hw_counters/*; do echo $f $(cat $f); done\n"
+        "/sys/class/infiniband/mlx5_2/ports/1/hw_counters/np_cnp_sent 1052612505\n"
+        "/sys/class/infiniband/mlx5_2/ports/1/hw_counters/out_of_sequence 1811101\n"
+        "# comment the author added\n"
+        "/sys/class/infiniband/mlx5_2/ports/1/hw_counters/rp_cnp_handled 0\n"
+        "/sys/class/infiniband/mlx5_2/ports/1/state 4: ACTIVE\n"
+        "/sys/class/infiniband/mlx5_2/fw_ver 28.39.1002\n"
+    )
+    assert rdma_counters.accepts("x", text.encode())
+    result = rdma_counters.parse(io.BytesIO(text.encode()))
+    assert [(s.device, s.port, s.counter, s.value) for s in result.samples] == [
+        ("mlx5_2", 1, "np_cnp_sent", 1052612505),
+        ("mlx5_2", 1, "out_of_sequence", 1811101),
+        ("mlx5_2", 1, "rp_cnp_handled", 0),
+    ]
+    assert result.ports[0].state == "ACTIVE" and result.hcas[0].firmware == "28.39.1002"
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
