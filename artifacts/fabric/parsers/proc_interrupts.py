@@ -29,6 +29,7 @@ MAX_IRQS = 20_000
 _HEADER = re.compile(r"^\s*(?:CPU\d+\s+)+CPU\d+\s*$|^\s*CPU0\s*$")
 _ROW = re.compile(r"^\s*(?P<irq>\d+|[A-Z]{3}|[A-Za-z]\w*):\s+(?P<rest>.*)$")
 _PCI = re.compile(r"(?:PCI-MSIX?-|@pci:)(?P<pci>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d)")
+_OLD_CHIP = re.compile(r"[A-Za-z]-(?:edge|level|fasteoi)$")
 _DEVICE_DRIVERS = re.compile(r"mlx[45]|nvidia|bnxt|ionic|irdma|efa|ice|i40e|qede|hfi1|nvme")
 
 
@@ -67,6 +68,10 @@ class ProcInterruptsResult(ParseResult):
     irqs: tuple[Irq, ...] = ()
     devices: tuple[DeviceIrqs, ...] = ()
     samples: tuple[CounterSample, ...] = ()
+    # Parts of the file that were read: "cpu header", "irq rows" (numbered), "arch rows"
+    # (NMI, LOC...). Without the header (a `| grep mlx` excerpt) ``cpus`` is the number of
+    # count columns of the first row.
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         concentrated = [
@@ -120,6 +125,7 @@ class _State:
         self.seen: set[str] = set()
         self.snapshot = 0
         self.dropped = 0
+        self.parts: dict[str, None] = {}
 
     def feed(self, line: str) -> None:
         shell = prompt(line)
@@ -128,6 +134,7 @@ class _State:
             return
         if _HEADER.match(line):
             self.cpus = len(line.split())
+            self.parts["cpu header"] = None
             self._next_reading()
             return
         m = _ROW.match(line)
@@ -147,6 +154,7 @@ class _State:
         if m["irq"] in self.seen:
             self._next_reading()
         self.seen.add(m["irq"])
+        self.parts["irq rows" if m["irq"].isdigit() else "arch rows"] = None
         self._irq(m["irq"], counts, tail)
 
     def _next_reading(self) -> None:
@@ -162,8 +170,11 @@ class _State:
         busiest = max(range(len(counts)), key=lambda i: counts[i]) if total else None
         numbered = irq.isdigit()
         chip = tail[0] if numbered and tail else None
-        hwirq = tail[1] if numbered and len(tail) > 1 else None
-        actions = " ".join(tail[2:] if numbered else tail) or None
+        # Kernels before 3.11 glue the trigger to the chip ("PCI-MSI-edge mlx5_comp0@pci:...")
+        # and print no hwirq column; later ones print "IR-PCI-MSI 524288-edge nvidia".
+        old_layout = chip is not None and _OLD_CHIP.search(chip) is not None
+        hwirq = tail[1] if numbered and len(tail) > 1 and not old_layout else None
+        actions = " ".join(tail[1 if old_layout else 2 :] if numbered else tail) or None
         pci_match = _PCI.search(" ".join(tail))
         self.irqs.append(
             Irq(
@@ -209,6 +220,7 @@ class _State:
             devices=_devices(self.irqs, self.counts),
             samples=tuple(buffer.rows),
             warnings=tuple(warnings + buffer.warnings()),
+            parts=tuple(self.parts),
         )
 
 

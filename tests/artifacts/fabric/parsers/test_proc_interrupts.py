@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import proc_interrupts
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import any_sample, sample
 
 DESKTOP = "interrupts/frc971_aos_test_fixture_desktop_20cpu_2x_nvidia_proc_interrupts.txt"
 GREP_MLX = "interrupts/jordan_100gbe_lab_ryzen9900x_cx5_proc_interrupts_grep_mlx_EXCERPT.txt"
@@ -71,9 +71,44 @@ def test_nothing_of_the_kind_is_refused() -> None:
         proc_interrupts.parse(io.BytesIO(b"CPU0\nnothing\n"))
 
 
-@pytest.mark.parametrize("relative", [DESKTOP, GREP_MLX])
+AZURE = "interrupts/lkml_azure_centos77_mlx5_hyperv_vf_all_irqs_on_cpu0_proc_interrupts.txt"
+
+
+def test_kernel_3_10_layout_and_two_mlx5_vfs_on_cpu0() -> None:
+    # ../shared/more-samples: CentOS 7.7 prints "PCI-MSI-edge mlx5_comp0@pci:..." (trigger
+    # glued to the chip, no hwirq column). Totals summed by hand from the file.
+    with any_sample(AZURE).open("rb") as f:
+        result = proc_interrupts.parse(f)
+    assert result.cpus == 8 and len(result.irqs) == 39
+    assert result.parts == ("cpu header", "irq rows", "arch rows")
+    by_irq = {i.irq: i for i in result.irqs}
+    timer = by_irq["0"]
+    assert (timer.chip, timer.hwirq, timer.actions, timer.total) == (
+        "IO-APIC-edge", None, "timer", 9881
+    )  # fmt: skip
+    assert by_irq["3"].actions is None and by_irq["3"].total == 941  # no action name
+    comp0 = by_irq["28"]
+    assert (comp0.actions, comp0.pci, comp0.active_cpus) == (
+        "mlx5_comp0@pci:8b76:00:02.0", "8b76:00:02.0", (0,)
+    )  # fmt: skip
+    first, second = result.devices
+    assert (first.pci, first.driver, first.irqs, first.interrupts) == (
+        "83a4:00:02.0", "mlx5", 11, 234853
+    )  # fmt: skip
+    assert (second.pci, second.irqs, second.interrupts) == ("8b76:00:02.0", 11, 858923)
+    assert first.serving_cpus == second.serving_cpus == (0,)
+    assert result.summary()["devices_on_one_cpu"] == ["83a4:00:02.0", "8b76:00:02.0"]
+    assert by_irq["RES"].total == 59746 + 34162 + 150579 + 45146 + 149421 + 87954 + 149095 + 47137
+
+
+def test_a_grep_excerpt_says_it_had_no_header() -> None:
+    with sample(GREP_MLX).open("rb") as f:
+        assert proc_interrupts.parse(f).parts == ("irq rows",)
+
+
+@pytest.mark.parametrize("relative", [DESKTOP, GREP_MLX, AZURE])
 def test_detection(relative: str) -> None:
-    path = sample(relative)
+    path = any_sample(relative)
     assert detect_kind(path.name, path.read_bytes()) == "proc_interrupts"
 
 
