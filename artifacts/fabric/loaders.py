@@ -652,6 +652,13 @@ def load_perf_stat(artifact: Artifact, result: Any) -> None:
     facts.add("perf.target", result.target, host=result.host)
     facts.add("perf.elapsed_s", result.elapsed_s, host=result.host)
     facts.add("perf.ipc", summary["ipc"], host=result.host)
+    runs = getattr(result, "runs", ())
+    if len(runs) > 1:  # runs appended in one file (before/after): each keeps its own times
+        for run in runs:
+            where = {"host": result.host, "device": f"run {run.index}"}
+            extra = {"command": run.command, "target": run.target, "line": run.line}
+            facts.add("perf.elapsed_s", run.elapsed_s, **where, extra=extra)
+            facts.add("perf.command", run.command, **where)
     facts.save()
 
 
