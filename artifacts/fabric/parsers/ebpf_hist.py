@@ -57,11 +57,16 @@ _BPF_STAT = re.compile(
     r"^@(?P<name>\w*)(?:\[(?P<key>.*)\])?: count (?P<count>\d+), average (?P<avg>-?\d+),"
     r" total (?P<total>-?\d+)\s*$"
 )
-_CLOCK = re.compile(r"^\s*(?P<t>\d{2}:\d{2}:\d{2})\s*$")
+# "06:20:16" (BCC -T), also "00:40:20:" as the bpfcc-tools builds of Ubuntu print it
+_CLOCK = re.compile(r"^\s*(?P<t>\d{2}:\d{2}:\d{2}):?\s*$")
+# A bpftrace map holding one number ("@avg_lat: 396", "@bytes[comm]: 4096")
+_BPF_SCALAR = re.compile(r"^@(?P<name>\w*)(?:\[(?P<key>.*)\])?:\s*(?P<value>-?\d+(?:\.\d+)?)\s*$")
+_PART_OF_TOOL = {"bpftrace": "bpftrace histograms", "bcc": "bcc tables", "bcc-json": "bcc json"}
 _SUFFIX = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40, "P": 2**50}
 # bpftrace map names that say their unit
 _NAME_UNITS = {"usecs": "usecs", "us": "usecs", "ns": "nsecs", "nsecs": "nsecs",
-               "ms": "msecs", "msecs": "msecs", "bytes": "bytes"}  # fmt: skip
+               "ms": "msecs", "msecs": "msecs", "bytes": "bytes", "usec": "usecs",
+               "nsec": "nsecs", "msec": "msecs"}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,11 +103,24 @@ class Stat:
 
 
 @dataclasses.dataclass(frozen=True)
+class MapValue:
+    """A bpftrace map holding a single number (``@avg_lat: 396``)."""
+
+    name: str
+    key: str | None
+    value: float
+
+
+@dataclasses.dataclass(frozen=True)
 class EbpfHistResult(ParseResult):
     kind: ClassVar[str] = "ebpf_hist"
 
     histograms: tuple[Histogram, ...] = ()
     stats: tuple[Stat, ...] = ()
+    values: tuple[MapValue, ...] = ()
+    # The kinds of output that were read, in the order first seen: "bpftrace histograms",
+    # "bcc tables", "bcc json", "bpftrace stats", "bpftrace values", "intervals".
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -152,6 +170,8 @@ class _State:
         self.label: str | None = None  # BCC section label for the next table
         self.interval: str | None = None
         self.dropped = 0
+        self.values: list[MapValue] = []
+        self.parts: dict[str, None] = {}
 
     def feed(self, raw: str, line_no: int) -> None:
         line = raw.rstrip()
@@ -173,6 +193,12 @@ class _State:
         if m := _BPF_STAT.match(stripped):
             self.stats.append(Stat(m["name"], m["key"], int(m["count"]), int(m["avg"]),
                                    int(m["total"])))  # fmt: skip
+            self.parts["bpftrace stats"] = None
+            return
+        if m := _BPF_SCALAR.match(stripped):
+            if len(self.values) < MAX_HISTOGRAMS:
+                self.values.append(MapValue(m["name"] or "@", m["key"], float(m["value"])))
+            self.parts["bpftrace values"] = None
             return
         if m := _MAP.match(stripped):
             self.pending_map = (m["name"] or "@", m["key"], line_no)
@@ -182,6 +208,7 @@ class _State:
             return
         if m := _CLOCK.match(line):
             self.interval = m["t"]
+            self.parts["intervals"] = None
             return
         if stripped.startswith("{'") and "'data'" in stripped:
             self._bcc_json(stripped, line_no)
@@ -202,7 +229,7 @@ class _State:
         if self.open is None or self.open["tool"] != tool:
             self.flush()
             name, key, at = self.pending_map or ("@", None, line_no)
-            unit = _NAME_UNITS.get(name.lower())
+            unit = _unit_of(name)
             self.open = self._new(tool, name, key, unit, at)
         lo = _number(m["lo"])
         hi_text = m["hi"]
@@ -274,6 +301,7 @@ class _State:
             return
         buckets = tuple(hist["buckets"])
         total = sum(b.count for b in buckets)
+        self.parts[_PART_OF_TOOL[hist["tool"]]] = None
         self.histograms.append(
             Histogram(
                 tool=hist["tool"],
@@ -296,8 +324,20 @@ class _State:
         if self.dropped:
             warnings.append(f"{self.dropped} histogram(s) beyond {MAX_HISTOGRAMS} were not kept")
         return EbpfHistResult(
-            histograms=tuple(self.histograms), stats=tuple(self.stats), warnings=tuple(warnings)
+            histograms=tuple(self.histograms),
+            stats=tuple(self.stats),
+            values=tuple(self.values),
+            parts=tuple(self.parts),
+            warnings=tuple(warnings),
         )
+
+
+def _unit_of(name: str) -> str | None:
+    """The unit a map's name says: "usecs", "us", or a word of it ("usec_hist", "lat_ns")."""
+    lowered = name.lower()
+    if lowered in _NAME_UNITS:
+        return _NAME_UNITS[lowered]
+    return next((_NAME_UNITS[w] for w in lowered.split("_") if w in _NAME_UNITS), None)
 
 
 def _number(text: str) -> float:

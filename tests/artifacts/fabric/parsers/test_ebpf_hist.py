@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import ebpf_hist
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample, samples
+from tests.samples import all_samples, any_sample, sample
 
 RUNQLAT = "ebpf/bpftrace_runqlat_example.txt"
 BIOLATENCY = "ebpf/bcc_biolatency_example.txt"
@@ -86,12 +86,67 @@ def test_tools_without_histograms_are_refused_with_a_clear_message(relative: str
 def test_every_histogram_sample_is_detected() -> None:
     refused = {"bcc_offcputime_example.txt", "bpftrace_tcpretrans_example.txt",
                "bcc_tcpretrans_example.txt"}  # fmt: skip
-    found = samples("ebpf")
+    found = all_samples("ebpf")  # ../shared/samples and ../shared/more-samples alike
     if not found:
         pytest.skip("shared samples not available (checkout without ../shared/)")
     for path in found:
         kind = detect_kind(path.name, path.read_bytes()[: 64 * 1024])
         assert kind == ("other" if path.name in refused else "ebpf_hist"), path.name
+
+
+# ------------------------------------------------ ../shared/more-samples (other sources)
+# Counts copied from the files' bucket lines; totals summed here from those literals.
+
+
+def parse_any(relative: str) -> ebpf_hist.EbpfHistResult:
+    with any_sample(relative).open("rb") as f:
+        return ebpf_hist.parse(f)
+
+
+def test_bpftrace_script_output_with_printf_lines_before_its_map() -> None:
+    # pagefaultlatency.bt prints an event line per fault ("[000] latency=11637 ns", with
+    # the author's "..."), then its summary glued to "^C", then the @usecs map.
+    result = parse_any("ebpf/bpftrace_usertools_pagefaultlatency_readme_output_EXCERPT.txt")
+    [hist] = result.histograms
+    assert (hist.tool, hist.name, hist.unit) == ("bpftrace", "usecs", "usecs")
+    assert [(b.lo, b.hi, b.count) for b in hist.buckets] == [
+        (0, 1, 45), (1, 2, 191), (2, 4, 126), (4, 8, 37), (8, 16, 10), (16, 32, 2)
+    ]  # fmt: skip
+    assert hist.total == 45 + 191 + 126 + 37 + 10 + 2 == 411  # the script's own cnt=411
+    assert hist.p50 == 2  # the 206th of 411 events falls in [1]
+    assert result.parts == ("bpftrace histograms",)
+
+
+def test_bcc_funclatency_table_with_a_narrow_bar() -> None:
+    result = parse_any("ebpf/lkml_virtio_crypto_patch_funclatency_close_session_hist_EXCERPT.txt")
+    [hist] = result.histograms
+    counts = [0, 7, 72, 186485, 687, 5, 3, 1, 0, 0, 0, 0, 0, 2]
+    assert [b.count for b in hist.buckets] == counts and hist.total == sum(counts)
+    assert (hist.unit, hist.buckets[3].lo, hist.buckets[3].hi) == ("usecs", 8, 16)
+    assert hist.max_bucket_hi == 16384 and hist.p99 == 16  # the outlier bucket is 8192->16383
+
+
+def test_bpftrace_scalar_map_and_unit_from_the_map_name() -> None:
+    result = parse_any("ebpf/scx_pr466_dsq_latency_bpftrace_usec_hist_TRUNCATED_EXCERPT.txt")
+    assert result.values == (ebpf_hist.MapValue("avg_lat", None, 396.0),)
+    [hist] = result.histograms  # "@usec_hist: " (a space after the colon)
+    assert (hist.name, hist.unit) == ("usec_hist", "usecs")
+    counts = [16807, 69339, 106525, 82849, 76488, 63287, 49775, 14701, 2163, 968, 827, 786,
+              812, 1044, 1198]  # fmt: skip
+    assert [b.count for b in hist.buckets] == counts and hist.total == sum(counts)
+    assert (hist.buckets[-1].lo, hist.buckets[-1].hi) == (8 * 1024, 16 * 1024)
+    assert result.parts == ("bpftrace values", "bpftrace histograms")
+
+
+def test_bcc_per_operation_tables_under_an_interval_stamp_with_a_colon() -> None:
+    result = parse_any("ebpf/student_notes_vagrant_ext4dist_bpfcc_per_op_interval_EXCERPT.txt")
+    assert [(h.key, h.interval, h.total, len(h.buckets)) for h in result.histograms] == [
+        ("operation=read", "00:40:20", 2, 4),
+        ("operation=write", "00:40:20", 1, 6),
+        ("operation=open", "00:40:20", 2, 2),
+    ]
+    write = result.histograms[1]
+    assert (write.buckets[-1].lo, write.buckets[-1].hi, write.buckets[-1].count) == (32, 64, 1)
 
 
 def test_refuses_other_kinds() -> None:
