@@ -18,6 +18,7 @@ from django.utils import timezone
 from artifacts.bundles.services import BUNDLE_KINDS, bundle_unpack
 from artifacts.bundles.transcripts import transcript_unpack
 from artifacts.fabric.services import enqueue_findings
+from artifacts.generic import artifact_read_generically
 from artifacts.jobs.services import job_assign
 from artifacts.loaders import load_result
 from artifacts.models.core import Artifact
@@ -46,8 +47,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     and re-parse is always possible. A crash mid-parse leaves the old rows untouched.
     """
     artifact = Artifact.objects.get(pk=artifact_id)
-    if not artifact.is_parseable:
-        return artifact
+    if not artifact.is_parseable:  # kept as evidence, read generically (artifacts/generic.py)
+        return artifact_read_generically(artifact)
     parser = get_parser(artifact.kind)
     Artifact.objects.filter(pk=artifact.pk).update(
         status=Artifact.Status.PARSING,
@@ -63,7 +64,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         _mark_failed(artifact, exc.message)
         if not exc.permanent:
             raise
-        return _refresh(artifact)
+        # refused, not lost: what can be read of it, and the kinds nearest to it
+        return artifact_read_generically(_refresh(artifact))
     except OSError as exc:  # storage unreachable: worth a retry
         _mark_failed(artifact, f"could not read the stored file: {exc}")
         raise ParseError(str(exc), permanent=False) from exc
@@ -85,6 +87,7 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         locked.parsed_at = timezone.now()
         locked.progress_bytes = locked.size
         locked.error = ""
+        locked.generic = {}  # a parser took it: the generic reading no longer applies
         locked.save()
         # Which job this evidence belongs to, from what it states (artifacts/jobs/services.py):
         # baselines' filing lets job facts (NCCL_* env, NCCL version) travel only inside it.

@@ -94,9 +94,12 @@ class BundleMemberSerializer(serializers.ModelSerializer):
 class ArtifactDetailSerializer(ArtifactSerializer):
     runs = RunBriefSerializer(many=True, read_only=True)
     bundle_members = BundleMemberSerializer(many=True, read_only=True)
+    # A file no parser took: its pairs, tables and labelled numbers with their lines, and
+    # the nearest kinds with why each declined ({} once a parser took it; docs/formats.md).
+    generic = serializers.JSONField(read_only=True)
 
     class Meta(ArtifactSerializer.Meta):
-        fields = [*ArtifactSerializer.Meta.fields, "runs", "bundle_members"]
+        fields = [*ArtifactSerializer.Meta.fields, "runs", "bundle_members", "generic"]
 
 
 def _absolute(serializer: serializers.Serializer, path: str) -> str:

@@ -110,7 +110,7 @@ def artifact_ingest(
     try:
         with transaction.atomic():
             artifact.save()
-            if artifact.is_parseable and enqueue:
+            if enqueue:  # a file of no kind is read generically by the same task
                 _enqueue_parse(artifact.pk)
     except IntegrityError:
         # Someone uploaded the same bytes a moment ago; theirs wins, ours is dropped.
@@ -139,7 +139,9 @@ def artifact_request_parse(
         }
     if not artifact.is_parseable:
         artifact.status = Artifact.Status.STORED
-        artifact.save(update_fields=["kind", "status", "detection"])
+        with transaction.atomic():
+            artifact.save(update_fields=["kind", "status", "detection"])
+            _enqueue_parse(artifact.pk)  # read generically (artifacts/generic.py)
         return artifact
     with transaction.atomic():
         artifact.status = Artifact.Status.PENDING

@@ -8,4 +8,5 @@ urlpatterns = [
     path("artifacts/<int:pk>/", views.artifact_detail, name="artifact-detail"),
     path("artifacts/<int:pk>/download/", views.artifact_download, name="artifact-download"),
     path("artifacts/<int:pk>/reparse/", views.artifact_reparse, name="artifact-reparse"),
+    path("artifacts/<int:pk>/lines/", views.artifact_lines, name="artifact-lines"),
 ]

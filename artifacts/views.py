@@ -14,6 +14,7 @@ from artifacts import exports
 from artifacts.bundles.services import BUNDLE_KINDS
 from artifacts.bundles.transcripts import transcript_parts
 from artifacts.forms import ArtifactFilterForm
+from artifacts.generic import EXCERPT_BEFORE, EXCERPT_LINES, artifact_excerpt
 from artifacts.models import Artifact, BenchmarkRun, JobMember
 from artifacts.parsers import kind_choices
 from artifacts.querysets import artifacts_filtered
@@ -100,6 +101,31 @@ def artifact_download(request: HttpRequest, pk: int) -> FileResponse:
     response["X-Content-Type-Options"] = "nosniff"
     response["Content-Security-Policy"] = "default-src 'none'; sandbox"
     return response
+
+
+def artifact_lines(request: HttpRequest, pk: int) -> HttpResponse:
+    """The file's lines around ``?line=N``, each with its anchor ``#L<n>``: what a generic
+    reading's items (and anyone citing a line) link to. Shown as text, never rendered."""
+    artifact = get_object_or_404(Artifact, pk=pk)
+    try:
+        line = max(1, int(request.GET.get("line") or 1))
+    except ValueError:
+        line = 1
+    start = max(1, line - EXCERPT_BEFORE)
+    lines = artifact_excerpt(artifact, start, start + EXCERPT_LINES - 1)
+    return render(
+        request,
+        "artifacts/artifact_lines.html",
+        {
+            "artifact": artifact,
+            "lines": lines,
+            "line": line,
+            "earlier": max(1, start - EXCERPT_LINES + EXCERPT_BEFORE) if start > 1 else None,
+            "later": start + EXCERPT_LINES + EXCERPT_BEFORE
+            if len(lines) == EXCERPT_LINES
+            else None,
+        },
+    )
 
 
 @require_POST

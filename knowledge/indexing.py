@@ -13,6 +13,7 @@ from typing import Any
 from django.urls import reverse
 
 from artifacts.models import Artifact
+from artifacts.parsers.generic import search_text
 from knowledge.applicability import gpu_model
 from knowledge.embeds import strip_shortcodes
 from knowledge.models import Page
@@ -59,6 +60,8 @@ def artifact_document(
         artifact.host,
         " ".join(f"{k} {_flat(v)}" for k, v in meta.items()),
         " ".join(" ".join(filter(None, r)) for r in runs),
+        # a file no parser took is found by what its generic reading holds
+        search_text(artifact.generic or {}),
     ]
     gpus = {gpu_model(g) for _c, g, _n in runs if g} | {gpu_model(str(meta.get("gpu", "")))}
     return SearchDocument(

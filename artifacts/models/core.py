@@ -29,6 +29,11 @@ class Artifact(models.Model):
     # applied (encoding, stripped prefixes, transcript part) and, after a person chose a kind
     # with "parse as", who chose it (artifacts/parsers/detection.py).
     detection = models.JSONField(default=dict, blank=True)
+    # What could be read of a file no parser took (kind "other", or its parser refused it):
+    # key/value pairs, tables and labelled numbers with their lines, and the nearest kinds
+    # with why each declined (artifacts/parsers/generic/, artifacts/generic.py). Emptied
+    # when a parse succeeds.
+    generic = models.JSONField(default=dict, blank=True)
     status = models.CharField(
         max_length=12, choices=Status.choices, default=Status.PENDING, db_index=True
     )
