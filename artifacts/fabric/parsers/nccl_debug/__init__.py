@@ -55,7 +55,9 @@ MAX_ENV = 2_000
 _HEADER = re.compile(
     # A host starts at a word boundary (not after a letter, digit, "_" or "."): besides being
     # right, this keeps the scan linear instead of retrying every suffix of every word.
-    r"(?<![\w.])(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+)[ \t]+"
+    # A clock time ("10:05:33 " of a journald or syslog stamp) is not a host:pid:tid.
+    r"(?<![\w.])(?!\d{1,2}:\d{2}:\d{2}[ \t])"
+    r"(?P<host>[A-Za-z0-9][\w.\-]*):(?P<pid>\d+):(?P<tid>\d+)[ \t]+"
     r"(?:\[(?P<dev>\d+)\][ \t]+)?"
     # Patched builds print "func, 123 " here, WARN lines "file.cc:123 ", TRACE "12.3 f:1 ".
     # A token that is itself a host:pid:tid is never part of it (timestamps like 12:00:00).
@@ -1420,12 +1422,23 @@ def _ofi_line(host: _Host, msg: str) -> None:
         host.ofi_nics = int(found.group(1))
 
 
+_SURE_HOST_LINES = 3
+
+
 def _host_of_pid(hosts: set[str] | tuple[()], name: str, lines: dict[str, int]) -> str | None:
     """The known host a damaged host name stands for: interleaved writes cut the head off a
     name (``06c0s1b1n0`` for ``x3006c0s1b1n0``), glue debris before it (``x3006c0s19b1`` +
     ``x3006c0s1b0n0``) or lose its middle (``xn0``). The process id is the witness: a name that
     is not known, on a pid that exactly one related known host printed."""
-    related = [known for known in hosts if known != name and _damaged_form(known, name)]
+    related = [
+        known
+        for known in hosts
+        if known != name
+        and _damaged_form(known, name)
+        # a shorter name is the damaged one only beside a host that printed several lines;
+        # else the known name may be the damaged one (a process's first line garbled)
+        and (len(name) > len(known) or lines.get(known, 0) >= _SURE_HOST_LINES)
+    ]
     if len(related) > 1:  # a damaged spelling printed earlier by the same pid: the host that
         # printed most lines is the real one
         related.sort(key=lambda h: lines.get(h, 0), reverse=True)

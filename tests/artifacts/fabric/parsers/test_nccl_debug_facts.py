@@ -281,6 +281,12 @@ def test_polaris_logs_hosts_versions_and_network(relative: str) -> None:
     # interleaved writes damage a few host names ("06c0s1b1n0", "x3006c0s19b1x3006c0s1b0n0",
     # "xn0"): they are the two nodes of the job, never hosts of their own
     assert tuple(h.host for h in result.hosts) == hosts
+    named = (
+        {p.host for p in result.paths}
+        | {t.host for t in result.trees}
+        | {r.host for r in result.ranks}
+    )
+    assert named == set(hosts)
     assert [(v.library, v.version, v.build) for v in result.versions] == [
         ("NCCL", "2.20.5", "cuda12.4")
     ]
