@@ -372,6 +372,17 @@ def load_nvidia_smi(artifact: Artifact, result: Any) -> None:
         )
     if result.topology is not None:
         _placement_facts(facts, nic_placements(result.topology))
+    for matrix in result.p2p:
+        # topo -p2p: the GPU pairs that cannot talk peer to peer in this mode (each GPU once)
+        refused = [link for link in matrix.links if link.link != "OK"]
+        for gpu in matrix.devices:
+            mine = sorted(f"{link.b}:{link.link}" for link in refused if link.a == gpu)
+            facts.add(
+                f"gpu.p2p_{matrix.mode or 'unknown'}",
+                ",".join(mine) or "all OK",
+                device=gpu,
+                extra={"not_ok": mine},
+            )
     for link in result.nvlinks:
         facts.add(
             "nvlink.active",

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, ClassVar
 from artifacts.fabric.parsers.counters_common import CounterSample, SampleBuffer
 from artifacts.fabric.parsers.nvidia_smi_views import (
     NvLink,
+    P2pMatrix,
     TableGpu,
     TopoLink,
     Topology,
@@ -236,7 +237,7 @@ class GpuInfo:
 class NvidiaSmiResult(ParseResult):
     kind: ClassVar[str] = "nvidia_smi"
 
-    formats: tuple[str, ...] = ()  # q_text | q_xml | table | topo | nvlink
+    formats: tuple[str, ...] = ()  # the parts seen: q_text | q_xml | table | topo | p2p | nvlink
     timestamp: str | None = None
     driver_version: str | None = None
     cuda_version: str | None = None
@@ -246,6 +247,8 @@ class NvidiaSmiResult(ParseResult):
     topology: Topology | None = None
     nvlinks: tuple[NvLink, ...] = ()
     samples: tuple[CounterSample, ...] = ()
+    p2p: tuple[P2pMatrix, ...] = ()  # topo -p2p r|w|n|a|p matrices
+    query_gpus: tuple[dict[str, str], ...] = ()  # --query-gpu CSV rows: field -> as printed
 
     def summary(self) -> dict[str, Any]:
         gpus = self.gpus or self.table_gpus
@@ -259,10 +262,17 @@ class NvidiaSmiResult(ParseResult):
                 for g in self.gpus
                 if None not in (g.pcie_gen_current, g.pcie_gen_max)
                 and g.pcie_gen_current < g.pcie_gen_max  # type: ignore[operator]
-            ),
+            )
+            + sum(1 for row in self.query_gpus if _query_downtrained(row)),
             "nvlinks_inactive": sum(1 for link in self.nvlinks if not link.active),
             "warnings": len(self.warnings),
         }
+
+
+def _query_downtrained(row: dict[str, str]) -> bool:
+    current = _measure(row.get("pcie.link.gen.current", ""))
+    top = _measure(row.get("pcie.link.gen.max", ""))
+    return current is not None and top is not None and current < top
 
 
 def accepts(name: str, head: bytes) -> bool:
@@ -274,6 +284,7 @@ def accepts(name: str, head: bytes) -> bool:
         or "NVIDIA-SMI " in text
         or ViewReader.looks_like_topology(text)
         or ViewReader.looks_like_nvlink_status(text)
+        or ViewReader.looks_like_query(text)
     )
 
 
@@ -436,6 +447,8 @@ def _result(
     table = views.table_gpus if views else []
     for row in table:
         _table_samples(buffer, row, timestamp)
+    if views is not None:
+        _query_samples(buffer, views.query_rows, views.query_units(), timestamp)
     return NvidiaSmiResult(
         formats=tuple(formats),
         timestamp=timestamp,
@@ -447,6 +460,8 @@ def _result(
         topology=views.topology() if views else None,
         nvlinks=tuple(views.nvlinks) if views else (),
         samples=tuple(buffer.rows),
+        p2p=tuple(views.p2p()) if views else (),
+        query_gpus=tuple(views.query_rows) if views else (),
         warnings=tuple(warnings + buffer.warnings()),
     )
 
@@ -531,6 +546,24 @@ def _table_samples(buffer: SampleBuffer, row: TableGpu, time: str | None) -> Non
         value = getattr(row, field)
         if value is not None:
             buffer.add(CounterSample(None, row.bus_id, None, name, value, unit, time))
+
+
+_QUERY_UNITS = {name: unit for name, unit in _SAMPLE_NAMES.values()}
+_QUERY_TEXT = frozenset({"index", "name", "uuid", "pci.bus_id", "serial", "driver_version"})
+
+
+def _query_samples(
+    buffer: SampleBuffer, rows: list[dict[str, str]], units: dict[str, str], time: str | None
+) -> None:
+    """--query-gpu rows: each numeric field is a sample under its own (query) name."""
+    for row in rows:
+        device = row.get("pci.bus_id") or (f"GPU {row['index']}" if "index" in row else None)
+        for name, raw in row.items():
+            value = None if name in _QUERY_TEXT else _measure(raw)
+            if value is None:
+                continue
+            unit = _QUERY_UNITS.get(name) or units.get(name) or "count"
+            buffer.add(CounterSample(None, device, None, name, value, unit, time))
 
 
 def _norm(key: str) -> str:

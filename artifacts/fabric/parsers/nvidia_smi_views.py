@@ -1,6 +1,13 @@
-"""The line-oriented nvidia-smi views: the default table, ``topo -m`` and ``nvlink --status``.
+"""The line-oriented nvidia-smi views: the default table, ``topo -m``, ``topo -p2p <r|w|n|a|p>``
+and ``nvlink --status``.
 
 Used by the nvidia_smi parser; one ViewReader takes every line that is not ``-q`` output.
+A matrix is read from its header row (``GPU0 GPU1 ...``) whether or not its legend follows;
+a ``topo -p2p`` matrix is told from ``topo -m`` by its cells (``OK``, ``CNS``, ``GNS``,
+``TNS``, ``NS``, ``U`` rather than link types), and its mode comes from the command line
+above it when the paste kept one. ``--query-gpu=... --format=csv`` output is read by its
+header row (``index, memory.total [MiB], pcie.link.gen.current``): one row of named values
+per GPU, as printed.
 """
 
 from __future__ import annotations
@@ -28,6 +35,10 @@ _ROW2 = re.compile(
 _ROW3 = re.compile(r"^\|\s*\|\s*\|\s*(?P<mig>\S+)\s*\|\s*$")
 _TOPO_DEVICE = re.compile(r"^(?:GPU\d+|NIC\d+|mlx\d+_\d+|CPU\d+|NODE\d+|nvme\d+)$")
 _TOPO_EXTRAS = ("CPU Affinity", "NUMA Affinity", "GPU NUMA ID")
+_P2P_CELLS = frozenset({"OK", "CNS", "GNS", "TNS", "NS", "U"})
+_P2P_COMMAND = re.compile(r"\btopo\s+(?:-p2p|--p2pstatus)[\s=]+(?P<mode>[rwnap])\b")
+_P2P_MODES = {"r": "read", "w": "write", "n": "nvlink", "a": "atomics", "p": "prop"}
+_QUERY_FIELD = re.compile(r"^[a-z][a-z0-9_]*(?:\.[a-z0-9_]+)*(?:\s*\[(?P<unit>[^\]]+)\])?$")
 _LEGEND = re.compile(r"^\s*(?P<key>NIC\d+):\s*(?P<value>\S+)\s*$")
 _NVLINK_GPU = re.compile(r"^GPU (?P<index>\d+): (?P<name>.*?)\s*\(UUID: (?P<uuid>[^)]+)\)\s*$")
 _NVLINK_LINK = re.compile(r"^\s+Link (?P<link>\d+): (?P<value>.*?)\s*$")
@@ -68,6 +79,15 @@ class DeviceAffinity:
     cpu_affinity: str | None
     numa_affinity: str | None
     gpu_numa_id: str | None
+
+
+@dataclasses.dataclass(frozen=True)
+class P2pMatrix:
+    """``nvidia-smi topo -p2p <mode>``: can each GPU reach each other one peer to peer."""
+
+    mode: str | None  # read | write | nvlink | atomics | prop; None when no command line
+    devices: tuple[str, ...]
+    links: tuple[TopoLink, ...]  # every ordered pair (row -> column), link = OK, NS, ...
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,6 +173,14 @@ class ViewReader:
         self._topo_extras: list[str] = []
         self._topo_rows: dict[str, list[str]] = {}
         self._topo_affinity: list[DeviceAffinity] = []
+        # every matrix read: (p2p mode from the command line, columns, rows); the first
+        # topo -m one also fills the _topo_* fields above
+        self._matrices: list[tuple[str | None, list[str], dict[str, list[str]]]] = []
+        self._p2p_mode: str | None = None
+        # --query-gpu CSV: the header's field names and units, then the rows read under it
+        self._query_fields: list[tuple[str, str | None]] = []
+        self.query_rows: list[dict[str, str]] = []
+        self._query_units: dict[str, str] = {}  # "memory.total" -> "MiB" (from the headers)
         self._legend: dict[str, str] = {}
         self._nvlink_gpu: re.Match[str] | None = None
         self._dropped = 0
@@ -161,12 +189,16 @@ class ViewReader:
 
     @property
     def found(self) -> bool:
-        return bool(self.table_gpus or self._topo_rows or self.nvlinks or self._table)
+        return bool(
+            self.table_gpus or self._matrices or self.nvlinks or self._table or self.query_rows
+        )
 
     def formats(self) -> list[str]:
         return (
             (["table"] if self._table else [])
-            + (["topo"] if self._topo_rows else [])
+            + (["query"] if self.query_rows else [])
+            + (["topo"] if self.topology() else [])
+            + (["p2p"] if self.p2p() else [])
             + (["nvlink"] if self.nvlinks else [])
         )
 
@@ -176,7 +208,7 @@ class ViewReader:
             "GPU0" in line and ("Affinity" in line or "GPU1" in line) and line.split()[0] == "GPU0"
             for line in text.splitlines()[:200]
             if line.strip()
-        ) and bool(re.search(r"^GPU0\s+X\b", text, re.MULTILINE))
+        ) and bool(re.search(r"^\s*GPU0\s+X\b", text, re.MULTILINE))
 
     @staticmethod
     def looks_like_nvlink_status(text: str) -> bool:
@@ -203,7 +235,7 @@ class ViewReader:
             if self.timestamp is None and self._date_above:
                 self.timestamp = self._date_above
             self._table_line(line)
-        elif self._nvlink_line(line) or self._legend_line(line):
+        elif self._nvlink_line(line) or self._legend_line(line) or self._query_line(line):
             return
         else:
             self._topo_line(line)
@@ -255,22 +287,45 @@ class ViewReader:
             )
         )
 
+    # --- --query-gpu CSV ---------------------------------------------------------------------
+
+    @staticmethod
+    def looks_like_query(text: str) -> bool:
+        return any(_query_header(line) for line in text.splitlines()[:400] if "," in line)
+
+    def _query_line(self, line: str) -> bool:
+        if "," not in line:
+            self._query_fields = []
+            return False
+        if header := _query_header(line):
+            self._query_fields = header
+            self._query_units.update({name: unit for name, unit in header if unit})
+            return True
+        cells = [c.strip() for c in line.split(",")]
+        if not self._query_fields or len(cells) != len(self._query_fields):
+            self._query_fields = []
+            return False
+        if len(self.query_rows) < MAX_ROWS:
+            self.query_rows.append(
+                {name: cell for (name, _), cell in zip(self._query_fields, cells, strict=True)}
+            )
+        return True
+
+    def query_units(self) -> dict[str, str]:
+        return dict(self._query_units)
+
     # --- topo -m ---------------------------------------------------------------------------
 
     def _topo_line(self, line: str) -> None:
+        if m := _P2P_COMMAND.search(line):
+            self._p2p_mode = _P2P_MODES[m["mode"]]
+            return
         tokens = line.split()
-        if (
-            tokens
-            and tokens[0] == "GPU0"
-            and "GPU0" not in self._topo_rows
-            and not self._topo_columns
-        ):
+        # a header row: "GPU0 GPU1 ... [CPU Affinity ...]"; a matrix row has "GPU0 X ..."
+        if tokens and tokens[0] == "GPU0" and (len(tokens) < 2 or tokens[1] != "X"):
             self._topo_header(line, tokens)
             return
-        if tokens[:1] == ["Legend:"]:
-            self._topo_columns_done = True
-            return
-        if self._topo_columns and tokens and _TOPO_DEVICE.match(tokens[0]):
+        if self._matrices and tokens and _TOPO_DEVICE.match(tokens[0]):
             self._topo_row(tokens)
 
     def _topo_header(self, line: str, tokens: list[str]) -> None:
@@ -279,15 +334,24 @@ class ViewReader:
             if not _TOPO_DEVICE.match(token):
                 break
             columns.append(token)
-        self._topo_columns = columns
-        self._topo_extras = [name for name in _TOPO_EXTRAS if name in line]
+        self._matrices.append((self._p2p_mode, columns, {}))
+        self._p2p_mode = None
+        self._extras = [name for name in _TOPO_EXTRAS if name in line]
 
     def _topo_row(self, tokens: list[str]) -> None:
         device, cells = tokens[0], tokens[1:]
-        if device in self._topo_rows or len(self._topo_rows) >= MAX_ROWS:
+        _, columns, rows = self._matrices[-1]
+        if device in rows or len(rows) >= MAX_ROWS:
             return
-        n = len(self._topo_columns)
-        self._topo_rows[device] = cells[:n]
+        n = len(columns)
+        rows[device] = cells[:n]
+        if self._is_p2p(rows):
+            return
+        if not self._topo_rows:  # the first topo -m matrix is the topology
+            self._topo_columns, self._topo_rows = columns, rows
+            self._topo_extras = self._extras
+        if rows is not self._topo_rows:
+            return  # a second topo -m matrix: the first one is the topology
         extras = cells[n:]
         if extras:
             values = dict(zip(self._topo_extras, extras, strict=False))
@@ -302,13 +366,34 @@ class ViewReader:
 
     def _legend_line(self, line: str) -> bool:
         m = _LEGEND.match(line)
-        if m and self._topo_columns:
+        if m and self._matrices:
             self._legend[m["key"]] = m["value"]
             return True
         return False
 
+    _extras: list[str] = []
+
+    @staticmethod
+    def _is_p2p(rows: dict[str, list[str]]) -> bool:
+        cells = {c for row in rows.values() for c in row if c != "X"}
+        return bool(cells) and cells <= _P2P_CELLS
+
+    def p2p(self) -> list[P2pMatrix]:
+        out = []
+        for mode, columns, rows in self._matrices:
+            if not self._is_p2p(rows):
+                continue
+            links = [
+                TopoLink(row, column, cell)
+                for row, cells in rows.items()
+                for column, cell in zip(columns, cells, strict=False)
+                if column != row
+            ]
+            out.append(P2pMatrix(mode, tuple(columns), tuple(links)))
+        return out
+
     def topology(self) -> Topology | None:
-        if not self._topo_rows:
+        if not self._topo_rows or self._is_p2p(self._topo_rows):
             return None
         order = {name: i for i, name in enumerate(self._topo_columns)}
         links = []
@@ -359,6 +444,19 @@ class ViewReader:
         if self._dropped:
             out.append(f"{self._dropped} row(s) beyond {MAX_ROWS} were not kept")
         return out
+
+
+def _query_header(line: str) -> list[tuple[str, str | None]] | None:
+    """``index, memory.total [MiB], pcie.link.gen.max`` -> [(name, unit)], else None."""
+    fields = []
+    for cell in line.split(","):
+        m = _QUERY_FIELD.match(cell.strip())
+        if m is None:
+            return None
+        fields.append((cell.strip().split("[")[0].strip(), m["unit"]))
+    if len(fields) < 2 or not any("." in name for name, _ in fields):
+        return None
+    return fields
 
 
 def _measure(text: str) -> float | None:

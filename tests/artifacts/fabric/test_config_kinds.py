@@ -150,3 +150,17 @@ def test_ibnetdiscover_port_rates_per_host_and_the_cable_below_the_fabric_rate()
     before = artifact.host_facts.count()
     artifact_parse(artifact_id=artifact.pk)
     assert artifact.host_facts.count() == before
+
+
+def test_nvidia_smi_p2p_facts_name_the_pairs_that_are_not_ok() -> None:
+    text = (
+        "$ nvidia-smi topo -p2p w\n\tGPU0\tGPU1\tGPU2\n"
+        " GPU0\tX\tNS\tOK\n GPU1\tNS\tX\tOK\n GPU2\tOK\tOK\tX\n"
+    )
+    artifact = upload_text("p2p.txt", text)
+    assert (artifact.kind, artifact.status) == ("nvidia_smi", "parsed"), artifact.error
+    assert facts(artifact, "gpu.p2p_write") == {
+        ("", "GPU0", None): "GPU1:NS",
+        ("", "GPU1", None): "GPU0:NS",
+        ("", "GPU2", None): "all OK",
+    }

@@ -23,7 +23,7 @@ from artifacts.fabric.parsers.nvidia_smi_views import (
 )
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 Q_MULTI = "counters/gpud_nvidia-smi_q_535.154.05_multi_gpu.txt"
 Q_560 = "counters/gpud_nvidia-smi_q_560.35.03.txt"
@@ -248,6 +248,55 @@ def test_concatenated_outputs_in_one_transcript() -> None:
     result = nvidia_smi.parse(io.BytesIO(text.encode()))
     assert result.formats == ("table", "topo", "nvlink")
     assert len(result.table_gpus) == 8 and result.topology is not None and len(result.nvlinks) == 96
+
+
+P2P = "counters/mlengineering_nvidia-smi_topo_p2p_r_8xH100.txt"
+HW_REPORT = "numa/dalang_z9pe_2socket_xeon_3x_rtx3060ti_hw_report_lscpu_topo.md"
+
+
+def test_topo_p2p_read_matrix_is_not_a_topology() -> None:
+    path = more_sample(P2P)
+    assert nvidia_smi.accepts(path.name, path.read_bytes())
+    result = nvidia_smi.parse(path.open("rb"))
+    assert result.formats == ("p2p",) and result.topology is None
+    [matrix] = result.p2p
+    assert matrix.mode == "read"  # from "$ nvidia-smi topo -p2p r"
+    assert matrix.devices == tuple(f"GPU{i}" for i in range(8))
+    assert len(matrix.links) == 8 * 7 and {link.link for link in matrix.links} == {"OK"}
+
+
+def test_p2p_matrices_of_two_modes_and_a_topo_matrix_without_legend() -> None:
+    text = (
+        "$ nvidia-smi topo -p2p w\n\tGPU0\tGPU1\n GPU0\tX\tNS\n GPU1\tCNS\tX\n\n"
+        "$ nvidia-smi topo -p2p n\n\tGPU0\tGPU1\n GPU0\tX\tOK\n GPU1\tOK\tX\n\n"
+        + "\n".join(sample(TOPO).read_text().splitlines()[:9])  # the matrix, no legend
+    )
+    result = nvidia_smi.parse(io.BytesIO(text.encode()))
+    assert result.formats == ("topo", "p2p")
+    write, nvlink = result.p2p
+    assert (write.mode, nvlink.mode) == ("write", "nvlink")
+    # directions differ: GPU0 -> GPU1 is NS, GPU1 -> GPU0 is CNS
+    assert {(link.a, link.b): link.link for link in write.links} == {
+        ("GPU0", "GPU1"): "NS",
+        ("GPU1", "GPU0"): "CNS",
+    }
+    links = {(link.a, link.b): link.link for link in result.topology.links}
+    assert links[("GPU0", "GPU1")] == "NV18" and links[("GPU0", "NIC0")] == "PIX"
+    assert result.topology.nic_legend == {}  # the legend was not pasted
+
+
+def test_query_gpu_csv_and_topo_in_a_markdown_report() -> None:
+    result = nvidia_smi.parse(more_sample(HW_REPORT).open("rb"))
+    assert result.formats == ("query", "topo")
+    assert [row["pcie.link.gen.current"] for row in result.query_gpus] == ["2", "1", "1"]
+    assert result.query_gpus[0]["power.limit"] == "200.00 W"
+    rows = {(s.device, s.counter): (s.value, s.unit) for s in result.samples}
+    assert rows[("GPU 2", "memory.total")] == (8192, "MiB")
+    assert rows[("GPU 0", "clocks.max.memory")] == (7001, "MHz")  # unit from the header
+    assert rows[("GPU 1", "pcie.link.gen.max")] == (3, "count")
+    assert result.summary()["pcie_downtrained"] == 3  # gen 2/1/1 of 3
+    links = {(link.a, link.b): link.link for link in result.topology.links}
+    assert links == {("GPU0", "GPU1"): "SYS", ("GPU0", "GPU2"): "SYS", ("GPU1", "GPU2"): "PHB"}
 
 
 @pytest.mark.parametrize(
