@@ -52,7 +52,10 @@ def artifact_read_generically(artifact: Artifact, open_stream: Opener | None = N
     open_stream = open_stream or (lambda: open_stored(artifact))
     detection = artifact.detection or {}
     stored_view = detection.get("view")
-    view = View.from_json(stored_view) if isinstance(stored_view, dict) else View()
+    # Only the file's encoding is taken from detection: its stripped prefixes were never
+    # confirmed by a parser here, and a guessed one ("Path: ", "Mode: ") would be content.
+    encoding = View.from_json(stored_view).encoding if isinstance(stored_view, dict) else "utf-8"
+    view = View(encoding=encoding)
     try:
         with open_stream() as stream:
             reading = read_generic(stream, view).to_json()

@@ -123,7 +123,14 @@ def _try(name: str, head: bytes, kind: str) -> tuple[bool, str]:
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text)} - _COMMON
+    """Lower-case words of 3+ characters; ``gpu_mem_used`` gives itself and its parts."""
+    words = set()
+    for word in _WORD.findall(text):
+        word = word.lower()
+        words.add(word)
+        if "_" in word:
+            words.update(part for part in word.split("_") if len(part) >= 3)
+    return words - _COMMON
 
 
 @cache

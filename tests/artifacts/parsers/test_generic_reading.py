@@ -9,15 +9,21 @@ from __future__ import annotations
 import io
 import json
 import string
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from artifacts.parsers.generic import read_generic, search_text
 from artifacts.parsers.generic.nearest import nearest_kinds
 from artifacts.parsers.normalize import View
-from tests.samples import more_sample, sample
+from artifacts.parsers.reading import detect_file
+from artifacts.parsers.streams import open_decompressed
+from tests.samples import MORE_SAMPLES_DIR, SAMPLES_DIR, more_sample, relative_name, sample
 
 
 def read(data: bytes, view: View | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -248,10 +254,12 @@ def test_the_nearest_kinds_say_why_each_declined() -> None:
     path = more_sample("counters/alcf_polaris_mpich_mpi_profile_rank0.txt")
     nearest = nearest_kinds(path.name, path.read_bytes())
     assert 1 <= len(nearest) <= 8
-    first = nearest[0]
-    assert first["kind"] == "nsys_stats"  # a table of calls and seconds, as nsys stats prints
-    assert "calls" in first["shared"]
-    assert any(r.startswith("read as nsys_stats: no nsys stats report") for r in first["reasons"])
+    by_kind = {k["kind"]: k for k in nearest}
+    # a table of calls and seconds, as nsys stats prints, and ranks and bytes, as NCCL's tools
+    assert {"nsys_stats", "nccl_tests"} <= {k["kind"] for k in nearest[:3]}
+    stats = by_kind["nsys_stats"]
+    assert "calls" in stats["shared"] and not stats["reads"]
+    assert any(r.startswith("read as nsys_stats: no nsys stats report") for r in stats["reasons"])
     assert all(
         k["reasons"][0] == "its sniffer found none of its markers in the file" for k in nearest
     )
@@ -259,6 +267,13 @@ def test_the_nearest_kinds_say_why_each_declined() -> None:
     assert scores == sorted(scores, reverse=True)
     skipped = nearest_kinds(path.name, path.read_bytes(), skip={"nsys_stats"})
     assert "nsys_stats" not in {k["kind"] for k in skipped}
+
+
+def test_json_lines_of_gpu_samples_are_nearest_to_nvidia_smi() -> None:
+    path = more_sample("counters/superbench_gpu_monitor.jsonl")
+    nearest = nearest_kinds(path.name, path.read_bytes())
+    assert nearest[0]["kind"] == "nvidia_smi"  # gpu_temperature, gpu_power_limit, ... by part
+    assert {"temperature", "power", "ecc"} <= set(nearest[0]["shared"])
 
 
 def test_a_kinds_reader_that_takes_the_file_is_ranked_first() -> None:
@@ -269,3 +284,39 @@ def test_a_kinds_reader_that_takes_the_file_is_ranked_first() -> None:
     assert nearest[0]["kind"] == "ethtool_stats"
     assert nearest[0]["reads"], nearest[0]
     assert "try parse as" in nearest[0]["reasons"][-1]
+
+
+def _opener(path: Path) -> Any:
+    @contextmanager
+    def opened() -> Iterator[BinaryIO]:
+        with path.open("rb") as raw:
+            yield open_decompressed(raw, compressed_size=path.stat().st_size)
+
+    return opened
+
+
+def test_no_sample_is_refused_without_a_reading_and_ranked_reasons() -> None:
+    """Every file of both sample folders that no parser recognises is read generically
+    (something read, or said to be binary) and gets nearest kinds, each with reasons."""
+    files = [
+        p
+        for root in (SAMPLES_DIR, MORE_SAMPLES_DIR)
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "MANIFEST.tsv"
+    ]
+    if not files:
+        pytest.skip("../shared is not available")
+    unknown = []
+    for path in files:
+        opened = _opener(path)
+        found = detect_file(opened, path.name, path.stat().st_size)
+        if found.kind != "other":
+            continue
+        unknown.append(relative_name(path))
+        with opened() as stream:
+            reading = read_generic(stream, View(encoding=found.view.encoding))
+        with opened() as stream:
+            nearest = nearest_kinds(path.name, stream.read(256 * 1024))
+        assert reading.binary or not reading.empty, relative_name(path)
+        assert nearest and all(len(k["reasons"]) >= 2 for k in nearest), relative_name(path)
+    assert unknown, "no sample is left to the generic reading: pick made-up ones instead"
