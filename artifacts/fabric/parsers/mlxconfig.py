@@ -32,6 +32,16 @@ _ROW = re.compile(
 )
 _COMMAND = re.compile(r"\bmlxconfig\b.*?-d\s+(?P<dev>\S+)")
 _CODE = re.compile(r"\((?P<code>-?\d+)\)\s*$")
+# The trailing legend of `-e q`, and the "..." / "(...)" with which people elide rows.
+_LEGEND = re.compile(r"^\s*The '\*' shows parameters\b")
+_ELISION = re.compile(r"^\s*(?:\.\.\.|\(\.\.\.\)|\u2026)\s*$")
+# A row of the table with its header cut off (`mlxconfig q | grep ROCE`): a parameter name
+# of capitals and a value in mlxconfig's own forms (ETH(2), True(1), _256KB(1), Array[0..7])
+_VALUE = r"(?:\S*\(-?\d+\)|Array\[\d+\.\.\d+\]|-?\d+|0x[0-9a-fA-F]+)"
+_BARE_ROW = re.compile(
+    rf"^\s*\*?\s*[A-Z][A-Z0-9]*(?:_[A-Za-z0-9]+)+\s+{_VALUE}(?:\s+{_VALUE}){{0,2}}\s*$"
+)
+_CODED = re.compile(r"\(-?\d+\)\s|\(-?\d+\)$|Array\[")
 _COLUMN_NAMES = {"default": "default", "current": "current", "next boot": "next_boot"}
 
 
@@ -62,6 +72,10 @@ class MlxconfigResult(ParseResult):
     kind: ClassVar[str] = "mlxconfig"
 
     devices: tuple[MlxDevice, ...] = ()
+    # Parts of the output that were read, in the order first seen: "command", "device
+    # header", "configurations" (the table's header), "rows" (also rows whose header was
+    # cut off), "elided" (the author's "..." between rows), "legend" (-e's '*' line).
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -76,7 +90,9 @@ class MlxconfigResult(ParseResult):
 def accepts(name: str, head: bytes) -> bool:
     text = head_text(head)
     if "Configurations:" not in text:
-        return False
+        # a fragment of the table: several rows in mlxconfig's value forms
+        rows = [line for line in text.splitlines()[:2000] if _BARE_ROW.match(line)]
+        return len(rows) >= 3 and any(_CODED.search(line) for line in rows)
     return bool(_DEVICE_BLOCK.search(text) or "mlxconfig" in text or "Device type:" in text)
 
 
@@ -100,6 +116,8 @@ class _State:
         self.command_device: str | None = None
         self.count = 0
         self.dropped = 0
+        self.parts: dict[str, None] = {}
+        self.elided = 0
 
     def feed(self, line: str) -> None:
         shell = prompt(line)
@@ -107,7 +125,12 @@ class _State:
             self.host = shell[0] or self.host
             if m := _COMMAND.search(shell[1]):
                 self.command_device = m["dev"]
+                self.parts["command"] = None
             self.columns = None
+            return
+        if self.current is None and (m := _COMMAND.match(line.strip())):
+            self.command_device = m["dev"]  # the command echoed without a prompt
+            self.parts["command"] = None
             return
         if _DEVICE_BLOCK.match(line):
             self.close()
@@ -118,9 +141,24 @@ class _State:
                 self._open()
             names = re.split(r"\s{2,}", m["columns"]) if m["columns"] else ["Next Boot"]
             self.columns = [_COLUMN_NAMES.get(n.strip().lower(), n.strip()) for n in names if n]
+            self.parts["configurations"] = None
             return
-        if self.columns is not None and (m := _ROW.match(line)):
+        if _LEGEND.match(line):
+            self.parts["legend"] = None
+            return
+        if self.columns is not None and _ELISION.match(line):
+            self.elided += 1
+            self.parts["elided"] = None
+            return
+        if self.columns is None and _BARE_ROW.match(line):
+            # rows without their table header: one value is Next Boot, three are -e's columns
+            if self.current is None:
+                self._open()
+            count = len(line.replace("*", " ").split()) - 1
+            self.columns = ["default", "current", "next_boot"] if count == 3 else ["next_boot"]
+        if self.columns is not None and (m := _ROW.match(line)) and _is_name(m["name"]):
             self._param(m)
+            self.parts["rows"] = None
             return
         if m := _HEADER.match(line):
             if self.current is None:
@@ -128,6 +166,7 @@ class _State:
             assert self.current is not None
             self.current["info"].setdefault(m["key"], m["v"])
             self.columns = None
+            self.parts["device header"] = None
 
     def _open(self) -> None:
         self.current = {"info": {}, "params": []}
@@ -170,7 +209,20 @@ class _State:
             warnings.append(f"{self.dropped} parameter(s) beyond {MAX_PARAMS} were not kept")
         if any(not d.params for d in self.devices):
             warnings.append("a device block has no Configurations table (truncated output?)")
-        return MlxconfigResult(devices=tuple(self.devices), warnings=tuple(warnings))
+        if self.elided:
+            warnings.append(
+                f"the Configurations table is elided ({self.elided} '...' lines): only the "
+                "rows shown are read"
+            )
+        return MlxconfigResult(
+            devices=tuple(self.devices), warnings=tuple(warnings), parts=tuple(self.parts)
+        )
+
+
+def _is_name(name: str) -> bool:
+    """A parameter name: capitals, digits and '_' (a lower-case part only after a '_', as in
+    EXP_ROM_UEFI_x86_ENABLE), so prose such as the legend's "The ..." is not a row."""
+    return name.isupper() or "_" in name
 
 
 def _plain_number(value: str) -> float | None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import mlxconfig
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import any_sample, sample
 
 CX5 = "mlxconfig/mailinglist_cx5ex_mcx516a_cda_mlxconfig_q_DEQUOTED.txt"
 
@@ -52,6 +52,70 @@ def test_extended_query_columns_and_modified_marks() -> None:
     assert link is not None and link.modified and link.value == "ETH(2)"
     assert link.columns == {"default": "IB(1)", "current": "ETH(2)", "next_boot": "ETH(2)"}
     assert device.device == "0000:3b:00.0" and not device.get("ROCE_CC_PRIO_MASK_P1").modified
+
+
+# ------------------------------------------------ ../shared/more-samples (vendor docs, blogs)
+SLINGSHOT = "mlxconfig/hpe_slingshot_docs_cx5_mcx515a_mlxconfig_e_q_after_tlv_ELIDED_EXCERPT.txt"
+OPENSHIFT = "mlxconfig/openshift_blog_cx7_mcx715105as_mlxconfig_query_ELIDED_EXCERPT.txt"
+
+
+def parse_any(relative: str) -> mlxconfig.MlxconfigResult:
+    with any_sample(relative).open("rb") as f:
+        return mlxconfig.parse(f)
+
+
+def test_extended_query_elided_by_its_author_with_the_legend_line() -> None:
+    result = parse_any(SLINGSHOT)
+    [device] = result.devices
+    assert (device.device_type, device.part, device.device) == (
+        "ConnectX5", "MCX515A-CCA_Ax_Bx", "/dev/mst/mt4119_pciconf0"
+    )  # fmt: skip
+    # five rows shown; the "..." lines and the '*' legend are not parameters
+    assert [p.name for p in device.params] == [
+        "MEMIC_BAR_SIZE", "MEMIC_SIZE_LIMIT", "ADVANCED_PCI_SETTINGS", "SAFE_MODE_THRESHOLD",
+        "SAFE_MODE_ENABLE",
+    ]  # fmt: skip
+    advanced = device.get("ADVANCED_PCI_SETTINGS")
+    assert advanced is not None and advanced.modified and advanced.number == 1
+    assert advanced.columns == {"default": "False(0)", "current": "True(1)", "next_boot": "True(1)"}
+    assert device.get("MEMIC_SIZE_LIMIT").columns["default"] == "_256KB(1)"
+    assert result.parts == ("device header", "configurations", "rows", "elided", "legend")
+    assert any("elided (2 '...' lines)" in w for w in result.warnings)
+
+
+def test_newer_mft_wide_columns_with_padding_and_the_echoed_command() -> None:
+    result = parse_any(OPENSHIFT)
+    [device] = result.devices
+    assert (device.device_type, device.part) == ("ConnectX7", "MCX715105AS-WEAT_Ax")
+    assert device.description is not None and device.description.endswith("Secure Boot Enabled")
+    assert device.get("MODULE_SPLIT_M0").value == "Array[0..15]"
+    assert device.get("SAFE_MODE_THRESHOLD").columns == {"next_boot": "10"}
+    assert len(device.params) == 6 and result.parts[0] == "command"
+    assert "elided" in result.parts
+
+
+@pytest.mark.parametrize("relative", [SLINGSHOT, OPENSHIFT])
+def test_more_samples_are_detected(relative: str) -> None:
+    path = any_sample(relative)
+    assert detect_kind(path.name, path.read_bytes()) == "mlxconfig"
+
+
+def test_rows_without_their_table_header() -> None:
+    # `mlxconfig -d ... q | grep -E "ROCE|LINK|SRIOV"`: the facts of the rows, nothing more
+    text = (
+        "         ROCE_CC_PRIO_MASK_P1                        255\n"
+        "*        LINK_TYPE_P1                                ETH(2)\n"
+        "         SRIOV_EN                                    True(1)\n"
+    )
+    assert mlxconfig.accepts("x.txt", text.encode())
+    result = mlxconfig.parse(io.BytesIO(text.encode()))
+    [device] = result.devices
+    assert [(p.name, p.value, p.modified) for p in device.params] == [
+        ("ROCE_CC_PRIO_MASK_P1", "255", False), ("LINK_TYPE_P1", "ETH(2)", True),
+        ("SRIOV_EN", "True(1)", False),
+    ]  # fmt: skip
+    assert result.parts == ("rows",)
+    assert not mlxconfig.accepts("env.txt", b"NCCL_DEBUG   1\nNCCL_IB_HCA  2\nFOO_BAR 3\n")
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
