@@ -74,6 +74,8 @@ _PATH_DEV_ATTR = re.compile(
 _HEAD_HEADER = re.compile(r"^==> (?P<path>.+?) <==\s*$")
 _TTAR_PATH = re.compile(r"^\s*Path:\s*(?P<path>\S+/\S+)\s*$")
 _TTAR_META = re.compile(r"^\s*(?:Lines|Mode|Directory|SymlinkTo):|^# ttar\b")
+_SHOW_COUNTERS = re.compile(r"\bshow_counters\s+(?P<dev>[A-Za-z][\w.\-]*)")
+_PORT_TITLE = re.compile(r"^\s*Port\s+(?P<port>\d+)\s+(?:hw[_ ])?counters\s*:?\s*$", re.I)
 _BARE = re.compile(r"^\s*(?P<name>[A-Za-z][\w]*):\s*(?P<value>-?\d+)\s*$")
 # "link mlx5_0/1 ..."; "link mlx5_0/- ..." for a QP not bound to a port yet.
 _RDMA_LINK = re.compile(r"^\s*link (?P<dev>[^/\s]+)/(?P<port>\d+|-)\s+(?P<rest>.*)$")
@@ -188,8 +190,10 @@ class _State:
     def __init__(self, name: str | None) -> None:
         self.buffer = SampleBuffer()
         hint = _NAME_HINT.search(name or "")
-        self.hint_device = hint["dev"] if hint else None
-        self.hint_port = int(hint["port"]) if hint and hint["port"] else None
+        # the device and port of bare "name: value" lines: from the file name, then from a
+        # show_counters command and a "Port N hw counters:" title in the file
+        self.bare_device = hint["dev"] if hint else None
+        self.bare_port = int(hint["port"]) if hint and hint["port"] else None
         self.host: str | None = None
         self.time: str | None = None
         self.label: str | None = None
@@ -436,11 +440,17 @@ class _State:
         m = _BARE.match(line)
         if not m:
             return False
-        self._sample(self.hint_device, self.hint_port, m["name"], int(m["value"]))
+        self._sample(self.bare_device, self.bare_port, m["name"], int(m["value"]))
         self.parts["bare_counters"] = None
         return True
 
     def _text(self, line: str) -> None:
+        if m := _SHOW_COUNTERS.search(line):
+            # mlnx-tools "show_counters mlx5_bond_0" (after a prompt or a "# " comment):
+            # the bare list that follows is this device's
+            self.bare_device, self.bare_port = m["dev"], None
+        elif m := _PORT_TITLE.match(line):
+            self.bare_port = int(m["port"])  # "Port 1 hw counters:" heads the list
         shell = prompt(line)
         if shell is not None:
             if shell[0]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import ethtool_stats
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 BYTEPS = "ethtool_rdma/byteps_issue179_mlx5_ethtool_S_grep_prio_before_after_EXCERPT.txt"
 ETHQ = "ethtool_rdma/ethq_mlx5_core_cx4lx_ubuntu1804_ethtool_S.txt"
@@ -127,6 +127,22 @@ def test_repeated_counters_without_header_start_a_new_snapshot() -> None:
         (1, "eth3", 2),
     ]
     assert values(result, 1) == {"rx_bytes": 15, "tx_bytes": 26}
+
+
+def test_grep_of_pause_and_pci_counters_shows_global_pause_not_pfc() -> None:
+    path = more_sample(
+        "ethtool_rdma/cn_nic_notes_cx4lx_25g_ethtool_S_grep_pause_nonzero_tx_global_pause_EXCERPT.txt"
+    )
+    assert ethtool_stats.accepts(path.name, path.read_bytes())
+    result = ethtool_stats.parse(path.open("rb"))
+    rows = {s.counter: (s.value, s.unit) for s in result.samples}
+    assert {s.device for s in result.samples} == {"eth03"}  # "# ethtool -S eth03 | grep ..."
+    assert len(rows) == 17  # every grep-kept line is a counter
+    assert rows["tx_global_pause"] == (1266552, "frames")
+    assert rows["tx_pause_ctrl_phy"] == (1266552, "frames")
+    assert rows["tx_global_pause_duration"][0] == 555665182
+    assert rows["tx_pci_signal_integrity"] == (3, "count")
+    assert rows["tx_pause_storm_error_events"][0] == 0
 
 
 def test_generic_driver_names_with_queue_brackets() -> None:

@@ -188,6 +188,37 @@ def test_a_shell_loop_printing_path_and_value() -> None:
     assert result.ports[0].state == "ACTIVE" and result.hcas[0].firmware == "28.39.1002"
 
 
+BOND = "ethtool_rdma/cn_rdma_notes_mlx5_bond0_show_counters_nonzero_np_cnp_ecn_EXCERPT.txt"
+FOUR_PORT = "ethtool_rdma/cn_rdma_notes_cx4lx_4port_rdma_statistic_show_and_show_counters_mlx5_0_EXCERPT.txt"
+
+
+def test_show_counters_names_the_device_and_port_of_its_bare_list() -> None:
+    path = more_sample(BOND)
+    assert rdma_counters.accepts(path.name, path.read_bytes())
+    result = rdma_counters.parse(io.BytesIO(path.read_bytes()))  # no file name given
+    rows = {(s.device, s.port, s.counter): s.value for s in result.samples}
+    assert len(rows) == 30 and result.warnings == ()
+    assert rows[("mlx5_bond_0", 1, "np_cnp_sent")] == 1052612505
+    assert rows[("mlx5_bond_0", 1, "np_ecn_marked_roce_packets")] == 21278189006
+    assert rows[("mlx5_bond_0", 1, "out_of_sequence")] == 1811101
+    assert rows[("mlx5_bond_0", 1, "resp_cqe_error")] == 3293504
+    assert rows[("mlx5_bond_0", 1, "rp_cnp_handled")] == 0
+
+
+def test_rdma_statistic_of_four_ports_then_show_counters_of_one() -> None:
+    result = rdma_counters.parse(more_sample(FOUR_PORT).open("rb"))
+    assert result.parts == ("rdma_statistic", "bare_counters")
+    first, second = result.snapshots
+    assert (first.counters, second.device, second.counters) == (4 * 29, "mlx5_0", 30)
+    statistic = {(s.device, s.counter): s.value for s in result.samples if s.snapshot == 0}
+    assert statistic[("mlx5_0", "out_of_buffer")] == 135
+    assert statistic[("mlx5_0", "resp_cqe_error")] == 1009
+    assert statistic[("mlx5_0", "req_cqe_error")] == 22
+    assert statistic[("mlx5_3", "out_of_buffer")] == 0
+    listed = {(s.port, s.counter): s.value for s in result.samples if s.snapshot == 1}
+    assert listed[(1, "out_of_buffer")] == 135 and listed[(1, "resp_cqe_flush_error")] == 998
+
+
 def test_nothing_of_the_kind_is_refused() -> None:
     with pytest.raises(ParseError, match="no RDMA counters"):
         parse_text("hello\nworld\n")
