@@ -38,6 +38,46 @@ LOW_SCORE = 0.4
 NAME_HINT_BONUS = 0.05
 # Kinds whose lines carry no time of their own, so a collector's timestamp is kept for them.
 KEEPS_LINE_TIMES = frozenset({"nccl_debug"})
+# Kinds whose own lines start with their time (the kernel's uptime, Fabric Manager's date):
+# a stamp found by its shape as the innermost layer is theirs, and stays.
+OWN_LINE_TIMES = frozenset({"dmesg", "fabric_manager", "ebpf_hist"})
+
+# Where each kind's content may start: byte strings its tool prints on its own lines.
+# ``sample`` looks for them in the whole file (past the head, streamed, up to SCAN_BYTES)
+# and hands the sniffers a window around the first hits, so any amount of another
+# program's output before, between or after ours is passed over. A needle only says where
+# to look; the kind's own sniffer decides.
+SIGNATURES: dict[str, tuple[bytes, ...]] = {
+    "nccl_tests": (b"# nThread ", b"#  Rank ", b"# Avg bus bandwidth", b"out-of-place"),
+    "nccl_debug": (b" NCCL INFO ", b" NCCL WARN "),
+    "nsys_stats": (b"Executing '",),
+    "ncu_text": (b"==PROF==",),
+    "ncu_csv": (b'"ID","Process ID"',),
+    "nvidia_smi": (b"NVSMI LOG", b"| NVIDIA-SMI ", b"<nvidia_smi_log"),
+    "ib_status": (b"CA '", b"hca_id:", b"Infiniband device"),
+    "rdma_counters": (b"out_of_buffer", b"link mlx5_"),
+    "mlxlink": (b"Operational Info", b"Physical Counters"),
+    "dcgm": (b"Successfully ran diagnostic", b"#Entity"),
+    "perftest": (b"#bytes ", b" BW average"),
+    "perf_stat": (b"Performance counter stats for",),
+    "mlxconfig": (b"Configurations:",),
+    "mlnx_qos": (b"DCBX mode", b"Priority trust state", b"PFC configuration"),
+    "numa": (b"node distances", b"NUMA node"),
+    "proc_interrupts": (b"PCI-MSI",),
+    "prometheus_text": (b"# TYPE ",),
+    "fabric_manager": (b"Fabric Manager version",),
+    "dmesg": (b"NVRM: ",),
+    "ethtool_stats": (b"NIC statistics:",),
+}
+# The scan past the head is bounded: needles are searched in this many bytes (beyond them
+# the fixed windows still look at the middle and the end), so a 1 GB file costs well under
+# a second and memory is one chunk.
+SCAN_BYTES = 32 * 1024 * 1024
+SCAN_CHUNK = 1024 * 1024
+# At most this many windows come from the scan (the first hits, merged when they overlap).
+SCAN_WINDOWS = 4
+# A window starts this far before its hit, so the title lines above it are read too.
+LEAD_BYTES = 4096
 
 # Words in a file name that back a kind up (never enough on their own).
 NAME_HINTS: dict[str, tuple[str, ...]] = {
@@ -129,13 +169,58 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
         data = normalize.decode_sample(data, encoding).lstrip("\ufeff").encode("utf-8")
     whole = data if len(data) <= WHOLE_BYTES else None
     seekable = getattr(raw, "seekable", lambda: False)()
+    if encoding == "binary":
+        return Sample(data[:HEAD_BYTES], (), whole, encoding)
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
-        return Sample(data[:HEAD_BYTES], _windows(raw, size), None, encoding)
-    windows = _windows(io.BytesIO(data), len(data))
+        found = _scanned(raw, size)
+        return Sample(data[:HEAD_BYTES], (*found, *_windows(raw, size)), None, encoding)
+    windows = (*_scanned(io.BytesIO(data), len(data)), *_windows(io.BytesIO(data), len(data)))
     after = _after_preamble(data)
     if after is not None:  # the file's own lines start after another program's preamble
         windows = (data[after : after + WINDOW_BYTES], *windows)
     return Sample(data[:HEAD_BYTES], windows, whole, encoding)
+
+
+def _scanned(source: BinaryIO, size: int) -> tuple[bytes, ...]:
+    """Windows around the first signature lines past the head (see SIGNATURES), found by a
+    streamed search of at most SCAN_BYTES, one chunk in memory at a time."""
+    if size <= HEAD_BYTES:
+        return ()
+    needles = [n for kind_needles in SIGNATURES.values() for n in kind_needles]
+    overlap = max(len(n) for n in needles)
+    hits: list[int] = []
+    position, carry = HEAD_BYTES, b""
+    source.seek(position)
+    while position < min(size, HEAD_BYTES + SCAN_BYTES) and needles:
+        chunk = source.read(SCAN_CHUNK)
+        if not chunk:
+            break
+        buffer = carry + chunk
+        base = position - len(carry)
+        for needle in list(needles):
+            at = buffer.find(needle)
+            if at >= 0:
+                hits.append(base + at)
+                needles.remove(needle)  # only the first hit of each needle matters
+        carry = buffer[-overlap:]
+        position += len(chunk)
+    starts: list[int] = []
+    for hit in sorted(hits):
+        start = max(HEAD_BYTES, hit - LEAD_BYTES)
+        if starts and start < starts[-1] + WINDOW_BYTES // 2:
+            continue  # this hit lies in the previous window already
+        starts.append(start)
+        if len(starts) >= SCAN_WINDOWS:
+            break
+    windows = []
+    for start in starts:
+        source.seek(start)
+        chunk = source.read(WINDOW_BYTES)
+        first = chunk.find(b"\n") if start > 0 else -1
+        last = chunk.rfind(b"\n") if start + len(chunk) < size else len(chunk) - 1
+        if first < last:
+            windows.append(chunk[first + 1 : last + 1])
+    return tuple(windows)
 
 
 _KEY = re.compile(rb"[^\d\n]{3,40}")
@@ -194,31 +279,33 @@ def detect(
         if main is not None:
             view, parts, head = main
             windows = ()
-    # a transcript's part is cut out already: its lines are numbered from 1 again
-    sniffing = dataclasses.replace(view, part=None)
-    ranked = _ranked(name, normalize.clean_bytes(head, sniffing), later=False)
-    if not ranked or -ranked[0][0] < DEFAULT_SCORE:
-        # Nothing sure in the head (another program's preamble?): the later windows decide,
-        # each kind keeping its best score over all of them.
-        best = {c.kind: (base, order, c) for base, order, c in ranked}
-        for window in windows:
-            for base, order, c in _ranked(
-                name, normalize.clean_bytes(window, sniffing), later=True
-            ):
-                if c.kind not in best or base < best[c.kind][0]:
-                    best[c.kind] = (base, order, c)
-        ranked = sorted(best.values(), key=lambda item: (item[0], item[1]))
+    ranked = _ranked_sample(name, head, windows, view)
+    shaped = tuple(layer for layer in view.layers if layer.startswith(("time:", "tag:")))
+    if shaped:
+        # A layer found by its shape may be the content's own line start: the reading
+        # without it wins when a parser is surer of it.
+        plain = dataclasses.replace(
+            view, layers=tuple(layer for layer in view.layers if layer not in shaped)
+        )
+        unpeeled = _ranked_sample(name, head, windows, plain)
+        if unpeeled and (not ranked or unpeeled[0][0] < ranked[0][0]):
+            view, ranked = plain, unpeeled
     candidates = tuple(c for _, _, c in ranked)
     bases = [-base for base, _, _ in ranked]
     ambiguous = bool(bases) and (
         bases[0] < LOW_SCORE or (len(bases) > 1 and bases[0] - bases[1] < NEAR_TIE)
     )
     kind = candidates[0].kind if candidates else OTHER
-    if kind in KEEPS_LINE_TIMES and set(view.layers) & set(normalize.TIME_LAYERS):
+    if kind in KEEPS_LINE_TIMES and any(map(normalize.is_time_layer, view.layers)):
         # NCCL prints no time of its own: a collector's stamp is the only time its events
         # have, and the parser reads it from the start of the line.
-        kept = tuple(layer for layer in view.layers if layer not in normalize.TIME_LAYERS)
+        kept = tuple(layer for layer in view.layers if not normalize.is_time_layer(layer))
         view = dataclasses.replace(view, layers=kept)
+    if kind in OWN_LINE_TIMES:
+        layers = list(view.layers)
+        while layers and layers[-1].startswith("time:"):
+            layers.pop()  # the innermost stamp is the tool's own (dmesg's uptime)
+        view = dataclasses.replace(view, layers=tuple(layers))
     if kind != "nccl_debug" and view.hosts:
         # Only an NCCL log is cut where another process's header starts mid-line: the
         # nccl-tests reader puts a result row broken by such a line back together itself.
@@ -226,6 +313,29 @@ def detect(
     if encoding and encoding != view.encoding and not view.binary:
         view = dataclasses.replace(view, encoding=encoding, needed=True)
     return Detection(kind=kind, candidates=candidates, ambiguous=ambiguous, view=view, parts=parts)
+
+
+def _ranked_sample(
+    name: str, head: bytes, windows: tuple[bytes, ...], view: View
+) -> list[tuple[float, int, Candidate]]:
+    """The ranking of a sample cleaned by ``view``: the head, and the later windows when the
+    head holds nothing sure (each kind keeping its best score over all of them) or only
+    a generic sniffer's guess where a window holds an exact banner."""
+    # a transcript's part is cut out already: its lines are numbered from 1 again
+    sniffing = dataclasses.replace(view, part=None)
+    ranked = _ranked(name, normalize.clean_bytes(head, sniffing), later=False)
+    if ranked and -ranked[0][0] >= CERTAIN:
+        return ranked
+    unsure = not ranked or -ranked[0][0] < DEFAULT_SCORE
+    best = {c.kind: (base, order, c) for base, order, c in ranked}
+    top = ranked[0][0] if ranked else 0.0
+    for window in windows:
+        for base, order, c in _ranked(name, normalize.clean_bytes(window, sniffing), later=True):
+            if not unsure and not (-base >= CERTAIN and base < top):
+                continue  # a sure head is overruled only by an exact banner
+            if c.kind not in best or base < best[c.kind][0]:
+                best[c.kind] = (base, order, c)
+    return sorted(best.values(), key=lambda item: (item[0], item[1]))
 
 
 def _ranked(name: str, clean: bytes, *, later: bool) -> list[tuple[float, int, Candidate]]:

@@ -22,6 +22,7 @@ Pure Python, no Django.
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import re
 from array import array
@@ -64,23 +65,70 @@ def sniff_encoding(head: bytes) -> str:
 # CSI (colours, cursor moves) and OSC (window titles, hyperlinks) escape sequences.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _FENCE = re.compile(r"^\s*(?:```|~~~)[\w+-]*\s*$")
-# Shell prompts (they start the parts of a transcript): user@host:~/dir$ cmd,
-# root@gpu07:~# cmd, [user@host dir]$ cmd, (venv) ..., sh-5.1# cmd, bash-4.4$ cmd, and a bare
-# "$ cmd". The command is kept as the part's title.
-_PROMPT = re.compile(
-    r"^(?:\([\w.\- ]+\)\s+)?"
+# Shell prompts (they start the parts of a transcript), recognised by their shape: what a
+# shell prints before the command, ending in "$ ", "# ", "% " or "> ". Styles parsers read as
+# they are: bash user@host:~/dir$ cmd, root@gpu07:~# cmd, [user@host dir]$ cmd, (venv) ...,
+# sh-5.1# cmd and a bare "$ cmd". The command is kept as the part's title.
+_BASH_PROMPT = (
     r"(?:[\w.\-]+@[\w.\-]+:[^\s$#]*\s?[$#]|\[[\w.\-]+@[\w.\-]+(?: [^\]]*)?\]\s?[$#]"
     r"|(?:sh|bash|zsh)-\d+(?:\.\d+)*[$#]|\$)"
-    r"\s+(?P<cmd>\S.*)$"
 )
-_PROMPT_LINES = re.compile(_PROMPT.pattern, re.MULTILINE)
+_VENV = r"(?:\([\w.\- ]+\)\s+)?"
+_PROMPT = re.compile(rf"^{_VENV}{_BASH_PROMPT}\s+(?P<cmd>\S.*)$")
+# Other shells' styles, rewritten to the bash style the parsers read (``user@host:~$ cmd``,
+# or ``$ cmd`` without a host): zsh "user@host dir % " and "host% ", fish "user@host ~> ",
+# PowerShell "PS C:\dir> ", starship/oh-my-zsh "\u276f " / "\u279c  dir ", and a bare "# ", "% " or
+# "> ". The bare ones are also how comments, mail quotes and headings start, so they count
+# only before a command word (a lower-case program name, then an option, a path or nothing).
+_OTHER_PROMPT = re.compile(
+    rf"^{_VENV}(?:"
+    r"(?P<user>[\w.\-]+)@(?P<host>[\w.\-]+)(?: [^\s%>#$]+)? ?[%>#]"
+    r"|[\w.\-]+%|PS [A-Za-z]:[^>\n]*>|(?:\u279c +\S+|[\u276f\u03bb\u00bb])"
+    r"|(?P<bare>[#%>]))"
+    r" +(?P<cmd>\S.*)$"
+)
+_ARGUMENTS = r" +(?:-|/|~|\.{1,2}/|\||\w+=)\S*.*"
+_COMMAND_WORD = re.compile(
+    rf"^(?:sudo +)?(?:[a-z][\w.+\-]*{_ARGUMENTS}|[a-z][\w.+]*[\-_\d][\w.+\-]*\s*"
+    rf"|\.{{0,2}}/[\w./+\-]+(?:{_ARGUMENTS}|\s.*|))$"
+)
+
+
+def prompt_command(line: str) -> tuple[str, str | None] | None:
+    """(command, host) of a prompt line in any of the shapes above, or None."""
+    match = _PROMPT.match(line)
+    if match:
+        return match.group("cmd").strip(), None
+    match = _OTHER_PROMPT.match(line)
+    if match is None:
+        return None
+    command = match.group("cmd").strip()
+    if match.group("bare") and not _COMMAND_WORD.match(command):
+        return None
+    return command, match.group("host")
+
+
+def _bash_style(line: str) -> str:
+    """A prompt of another shell written the bash way (parsers read host and command from
+    it); every other line as it is."""
+    match = _OTHER_PROMPT.match(line)
+    if match is None or _PROMPT.match(line):
+        return line
+    found = prompt_command(line)
+    if found is None:
+        return line
+    command, host = found
+    return f"{match.group('user')}@{host}:~$ {command}" if host else f"$ {command}"
+
+
 _SRUN = re.compile(r"^srun: ")
 
 # Unambiguous launcher tags, stripped wherever they start a line (and split where glued).
 # Both print the tag right before the program's text, without a space of their own.
 _OPENMPI = r"\s*\[\d+,\d+\]<(?:stdout|stderr)>:"
 _TORCHRUN = r"\[(?:rank|default)\d+\]:"
-_ALWAYS = re.compile(rf"^(?:{_OPENMPI}|{_TORCHRUN})")
+# Both tags may stand in front of each other (torchrun under mpirun): all are stripped.
+_ALWAYS = re.compile(rf"^(?:{_OPENMPI}|{_TORCHRUN})+")
 
 # Ambiguous layers, in the order they nest (the collector's stamp is outermost).
 _LAYERS: dict[str, re.Pattern[str]] = {
@@ -112,6 +160,33 @@ _LAYER_SHARE = 0.6
 # ... and, for the keyed layers, when its values repeat: at most one distinct value per
 # this many lines (a launcher prints many lines per task; a "name: value" list does not).
 _LINES_PER_KEY = 4
+
+# --- layers found by their shape ------------------------------------------------------------
+# The named layers above are fast paths. Any other collector's or launcher's prefix is found
+# by its shape: a stamp (dates, clock times, epoch seconds, the kernel's uptime), or a short
+# tag ending in a separator (": ", " | ", "] ", "> ") whose values repeat the way hosts,
+# ranks and services do. Such a layer is stored in the View as "time:<regex>" or
+# "tag:<regex>" (the regex names the tag values seen, digits generalised).
+_STAMP_SHAPES = (
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?: ?(?:Z|UTC|[+-]\d{2}:?\d{2}))?",
+    r"\d{4}/\d{2}/\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?",
+    r"[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d{1,9})?",
+    r"\d{10}(?:\.\d{1,9})?",
+    r"\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?",
+)
+# A stamp, bare or in brackets, then its separator; the kernel's "[   12.345678] " apart.
+_STAMP = re.compile(
+    r"^(?:(?P<open>\[)?(?P<stamp>" + "|".join(f"(?:{s})" for s in _STAMP_SHAPES) + r")"
+    r"(?(open)\])(?P<sep> \| |: |\t| )|(?P<uptime>\[ *\d+\.\d{3,9}\]) )"
+)
+# A tag: "[worker-2] ", "gpu07 | ", "web_1    | ", "10.0.0.5: ", "rank3> ".
+_TAG = re.compile(
+    r"^(?:\[(?P<bracketed>[\w.\-@/:]{1,40})\] "
+    r"|(?P<tag>[A-Za-z0-9][\w.\-@/]{0,63})(?P<sep> *\| |: |> ))"
+)
+_DIGITS = re.compile(r"\d+")
+# A tag layer names at most this many tag shapes ("gpu\d+", "login\d+", "web_\d+").
+_MAX_TAG_SHAPES = 8
 
 # NCCL's own line start, for splitting lines that two processes wrote into one.
 _NCCL_START = re.compile(r"(?P<host>[A-Za-z0-9][\w.\-]*):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
@@ -174,7 +249,7 @@ class View:
         part = data.get("part")
         return cls(
             encoding=str(data.get("encoding", "utf-8")),
-            layers=tuple(name for name in data.get("layers", ()) if name in _LAYERS),
+            layers=tuple(name for name in data.get("layers", ()) if _known_layer(name)),
             hosts=tuple(str(h) for h in data.get("hosts", ())),
             part=Part(**part) if isinstance(part, dict) else None,
             document=bool(data.get("document", False)),
@@ -188,9 +263,9 @@ def clean_line(line: str, view: View) -> Iterator[str]:
     of a line: a clean file must read exactly as it did before cleaning."""
     if "\x1b" in line:
         line = _ANSI.sub("", line)
-    if _FENCE.match(line) or _SRUN.match(line) or (view.document and _PROMPT.match(line)):
+    if _FENCE.match(line) or _SRUN.match(line) or (view.document and prompt_command(line)):
         return
-    line = _strip(line, view.layers)
+    line = _bash_style(_strip(line, view.layers))
     first, *glued = _split_glued(line, view.hosts)
     yield first
     for piece in glued:  # another process's line: it carries its own prefixes
@@ -200,11 +275,110 @@ def clean_line(line: str, view: View) -> Iterator[str]:
 def _strip(line: str, layers: tuple[str, ...]) -> str:
     line = _ALWAYS.sub("", line, count=1)
     for name in layers:
-        match = _LAYERS[name].match(line)
+        match = layer_pattern(name).match(line)
         if match:
             line = line[match.end() :]
             line = _ALWAYS.sub("", line, count=1)
     return line
+
+
+@functools.lru_cache(maxsize=64)
+def layer_pattern(name: str) -> re.Pattern[str]:
+    """The regex of a layer: a named one, or one found by its shape ("time:" / "tag:")."""
+    if name in _LAYERS:
+        return _LAYERS[name]
+    return re.compile(name.split(":", 1)[1])
+
+
+def is_time_layer(name: str) -> bool:
+    """Whether a layer is a time stamp (kept for logs that have no time of their own)."""
+    return name in TIME_LAYERS or name.startswith("time:")
+
+
+def _known_layer(name: str) -> bool:
+    if name in _LAYERS:
+        return True
+    if not name.startswith(("time:", "tag:")):
+        return False
+    try:
+        layer_pattern(name)
+    except re.error:
+        return False
+    return True
+
+
+def _shaped_layer(lines: list[str]) -> str | None:
+    """A layer no name lists, found by its shape in most of ``lines`` (see _STAMP, _TAG)."""
+    if len(lines) < 2:
+        return None
+    needed = _LAYER_SHARE * len(lines)
+    stamps: Counter[tuple[str, str]] = Counter()
+    tags: Counter[tuple[str, str]] = Counter()  # (form, separator) -> lines
+    values: dict[tuple[str, str], Counter[str]] = {}
+    for line in lines:
+        match = _STAMP.match(line)
+        if match:
+            stamps[_stamp_form(match)] += 1
+            continue
+        match = _TAG.match(line)
+        if match:
+            bracketed = match.group("bracketed")
+            shape = ("bracket", "] ") if bracketed else ("tag", _sep_form(match.group("sep")))
+            tags[shape] += 1
+            values.setdefault(shape, Counter())[bracketed or match.group("tag")] += 1
+    if stamps:
+        (shape, count) = stamps.most_common(1)[0]
+        if count >= needed:
+            return "time:^" + shape[0] + shape[1]
+    for shape, count in tags.most_common(2):
+        if count >= needed and _repeats(shape, values[shape], count):
+            return "tag:" + _tag_regex(shape, values[shape])
+    return None
+
+
+def _stamp_form(match: re.Match[str]) -> tuple[str, str]:
+    """(regex of the stamp, regex of its separator) of one line's stamp."""
+    if match.group("uptime"):
+        return r"\[ *\d+\.\d{3,9}\]", " "
+    stamp = match.group("stamp")
+    shape = next(s for s in _STAMP_SHAPES if re.fullmatch(s, stamp))
+    if match.group("open"):
+        shape = rf"\[{shape}\]"
+    return shape, re.escape(match.group("sep"))
+
+
+def _sep_form(sep: str) -> str:
+    return r" *\| " if "|" in sep else re.escape(sep)
+
+
+def _repeats(shape: tuple[str, str], seen: Counter[str], count: int) -> bool:
+    """Whether a tag's values repeat as a launcher's do: few values for many lines, and for
+    "word: " (which is also how every "name: value" line starts) values that number
+    something (hosts, ranks, addresses) rather than name it."""
+    if len(seen) * _LINES_PER_KEY > count and not (len(seen) == 1 and count >= 3):
+        return False
+    if shape[1] == re.escape(": ") and not all(any(c.isdigit() for c in v) for v in seen):
+        return False
+    return len({_DIGITS.sub("0", v) for v in seen}) <= _MAX_TAG_SHAPES
+
+
+def _tag_regex(shape: tuple[str, str], seen: Counter[str]) -> str:
+    forms = sorted({re.escape(_DIGITS.sub("0", v)).replace("0", r"\d+") for v in seen})
+    names = "|".join(forms)
+    if shape[0] == "bracket":
+        return rf"^\[(?:{names})\] "
+    return rf"^(?:{names}){shape[1]}"
+
+
+def _other_prompt(text: str) -> bool:
+    """Whether a prompt of another shell than bash stands in the text (it is rewritten)."""
+    return any(
+        _OTHER_PROMPT.match(row) is not None
+        and not _PROMPT.match(row)
+        and prompt_command(row) is not None
+        for row in text.split("\n")
+        if _PROMPT_START.match(row)
+    )
 
 
 def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
@@ -245,7 +419,7 @@ def _only_prefixes(text: str) -> bool:
     rest = text
     while rest.strip():
         rest = rest.lstrip()
-        for pattern in (_ALWAYS, *_LAYERS.values()):
+        for pattern in (_ALWAYS, *_LAYERS.values(), _STAMP, _TAG):
             match = pattern.match(rest)
             if match and match.end():
                 rest = rest[match.end() :]
@@ -291,19 +465,22 @@ def plan(sample: bytes) -> View:
     body: list[str] = []
     for line in text.split("\n"):
         line = _ANSI.sub("", line).replace("\r", "") if "\x1b" in line or "\r" in line else line
-        if line.strip() and not (_FENCE.match(line) or _SRUN.match(line) or _PROMPT.match(line)):
+        if line.strip() and not (_FENCE.match(line) or _SRUN.match(line) or prompt_command(line)):
             body.append(line)
             if len(body) >= VOTE_LINES:
                 break
     layers = _voted_layers(body)
-    hosts = _nccl_hosts(body, layers)
+    # hosts from every line of the sample: an NCCL log's lines may start past the voted ones
+    nccl = [_ANSI.sub("", ln).rstrip("\r") for ln in text.split("\n") if " NCCL " in ln]
+    hosts = _nccl_hosts(nccl, layers)
     document = _prompted_document(text)
     needed = (
         document
         or encoding != "utf-8"
         or bool(layers)
         or _NEEDS_CLEANING.search(text) is not None
-        or any(len(_split_glued(ln, hosts)) > 1 for ln in body if "NCCL" in ln)
+        or _other_prompt(text)
+        or any(len(_split_glued(ln, hosts)) > 1 for ln in nccl)
     )
     return View(encoding=encoding, layers=layers, hosts=hosts, document=document, needed=needed)
 
@@ -318,7 +495,7 @@ def _prompted_document(text: str) -> bool:
         bare = line.strip("\r\ufeff ")
         if not bare or _FENCE.match(bare):
             continue
-        if _PROMPT.match(bare):
+        if prompt_command(bare):
             prompted = True
             continue
         return prompted and _DOCUMENT_START.match(bare) is not None
@@ -331,11 +508,11 @@ def _voted_layers(lines: list[str]) -> tuple[str, ...]:
     for _ in range(4):  # layers nest at most a few deep (kubectl + slurm + host ...)
         found = next(
             (name for name in _LAYERS if name not in chosen and _carried(name, current)), None
-        )
-        if found is None:
+        ) or _shaped_layer(current)
+        if found is None or found in chosen:
             break
         chosen.append(found)
-        pattern = _LAYERS[found]
+        pattern = layer_pattern(found)
         current = [_ALWAYS.sub("", pattern.sub("", ln, count=1), count=1) for ln in current]
     return tuple(chosen)
 
@@ -365,6 +542,12 @@ def _nccl_hosts(lines: list[str], layers: tuple[str, ...]) -> tuple[str, ...]:
 
 _PROMPT_BYTES = re.compile(
     rb"(?m)^(?:\([^)\n]*\)\s+)?(?:(?:\S*@\S*|\[\S+@[^\]\n]*\]|\w+-[\d.]+)[$#]|\$) \S"
+    rb"|^(?:\([^)\n]*\)\s+)?(?:\S+@\S+(?: \S+)? ?[%>#]|\S+%|PS [A-Za-z]:[^>\n]*>|"
+    rb"\xe2\x9e\x9c +\S+|\xe2\x9d\xaf|[#%>]) +(?:sudo +)?[a-z./]"
+)
+# What a prompt line may start with (a cheap filter before ``prompt_command``).
+_PROMPT_START = re.compile(
+    r"^(?:\(|\[|[\w.\-]+[@%$#]|\$|[#%>] |PS |[\u279c\u276f\u03bb\u00bb]|(?:sh|bash|zsh)-)"
 )
 
 
@@ -377,11 +560,10 @@ def transcript_parts(text: str) -> list[Part]:
     """Commands and their outputs, when prompt lines separate several commands. Lines before
     the first prompt are a part of their own (title "")."""
     prompts: list[tuple[int, str]] = []
-    line, searched = 1, 0
-    for match in _PROMPT_LINES.finditer(text):
-        line += text.count("\n", searched, match.start())
-        searched = match.start()
-        prompts.append((line, match.group("cmd").strip()))
+    for line, row in enumerate(text.split("\n"), 1):
+        found = prompt_command(row) if _PROMPT_START.match(row) else None
+        if found is not None:
+            prompts.append((line, found[0]))
     if not prompts:
         return []
     total = text.count("\n") + (0 if text.endswith("\n") else 1)
