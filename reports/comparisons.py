@@ -15,7 +15,8 @@ Two families live here:
 Input frames (what ``reports.kinds.*`` collect from the database):
 
 ``runs``:   run_id, artifact_id, artifact_name, label, collective, nranks, dtype,
-            nccl_version, gpu, measured_at (one row per benchmark run)
+            nccl_version, gpu, measured_at (one row per benchmark run); optionally
+            profile and stack (what the run was filed under), which name the sides
 ``points``: run_id, size_bytes, busbw_gbps, algbw_gbps, time_us (out-of-place values,
             one row per run and message size)
 """
@@ -89,10 +90,7 @@ def assign_sides(runs: pd.DataFrame, group_by: str) -> pd.DataFrame:
         raise ValueError(f"unknown grouping {group_by!r}; choose one of {', '.join(GROUPINGS)}")
     out = runs.copy()
     if group_by == "artifact":
-        out["side"] = [
-            _side_label(f"#{a}", label or name)
-            for a, label, name in zip(out.artifact_id, out.label, out.artifact_name, strict=True)
-        ]
+        out["side"] = out["artifact_id"].map(artifact_side_names(out))
     elif group_by == "run":
         out["side"] = [f"run #{r}" for r in out.run_id]
     elif group_by == "nranks":
@@ -105,9 +103,58 @@ def assign_sides(runs: pd.DataFrame, group_by: str) -> pd.DataFrame:
     return out
 
 
-def _side_label(prefix: str, text: str) -> str:
-    text = str(text or "")
-    return f"{prefix} {text[:48]}".strip()
+# What tells one file's runs from another's, in the order a reader looks for it.
+SIDE_FACETS = ("profile", "stack", "gpu", "nccl_version", "nranks", "label", "date")
+
+
+def artifact_side_names(runs: pd.DataFrame) -> dict[int, str]:
+    """A name for each file's side made of what differs between the files (profile, stack,
+    GPU, NCCL, ranks, label, day), not its id: "#45 newcomer" vs "#29 nightly" says nothing,
+    "H100 IB · NCCL 2.21.5 · 2026-11-30" does. Files alike in all of these keep their id."""
+    facets = _artifact_facets(runs)
+    if len(facets) < 2:
+        return {a: _short(f"#{a} {f['label'] or f['name']}") for a, f in facets.items()}
+    differing = [facet for facet in SIDE_FACETS if len({f[facet] for f in facets.values()}) > 1]
+    names = {
+        a: " · ".join(_facet_text(facet, f[facet]) for facet in differing) or f"#{a}"
+        for a, f in facets.items()
+    }
+    repeated = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {a: _short(f"{n} (#{a})" if n in repeated else n) for a, n in names.items()}
+
+
+def _artifact_facets(runs: pd.DataFrame) -> dict[int, dict[str, object]]:
+    facets: dict[int, dict[str, object]] = {}
+    for row in runs.sort_values("measured_at", kind="stable").itertuples(index=False):
+        if row.artifact_id in facets:
+            continue
+        measured = pd.Timestamp(row.measured_at) if row.measured_at is not None else None
+        facets[row.artifact_id] = {
+            "name": row.artifact_name,
+            "label": row.label or "",
+            "profile": getattr(row, "profile", "") or "",
+            "stack": getattr(row, "stack", "") or "",
+            "gpu": row.gpu or "",
+            "nccl_version": row.nccl_version or "",
+            "nranks": row.nranks or 0,
+            "date": measured.strftime("%Y-%m-%d") if measured is not None else "",
+        }
+    return facets
+
+
+def _facet_text(facet: str, value: object) -> str:
+    if value in ("", 0, None):
+        return f"no {facet.replace('_', ' ')}"
+    if facet == "nccl_version":
+        return f"NCCL {value}"
+    if facet == "nranks":
+        return f"{value} ranks"
+    return str(value)
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = str(text or "").strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def comparison_pairs(runs: pd.DataFrame) -> pd.DataFrame:

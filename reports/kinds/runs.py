@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from artifacts.models import Artifact, BenchmarkRun, Measurement
+from baselines.models import RunContext
 from charts import figures
 from reports import comparisons as cmp
 from reports.kinds import baseline_link, limits_link
@@ -149,7 +150,11 @@ def collect(spec: ReportSpec) -> Collected:
             "peaks": limits_link.run_peaks(all_runs),
         },
         inputs={
-            "artifacts": artifact_pins((r.artifact for r in all_runs), _parse_pin),
+            "artifacts": _with_sides(
+                artifact_pins((r.artifact for r in all_runs), _parse_pin),
+                runs,
+                run_frame if spec.group_by == "artifact" else None,
+            ),
             "runs": [_run_pin(r) for r in sorted(all_runs, key=lambda r: r.pk)],
             "baselines": baselines,
         },
@@ -158,6 +163,13 @@ def collect(spec: ReportSpec) -> Collected:
 
 
 def _runs_frame(runs: list[BenchmarkRun]) -> pd.DataFrame:
+    # What each run was filed under names the sides (comparisons.artifact_side_names).
+    filed = {
+        c.run_id: c
+        for c in RunContext.objects.select_related("profile", "stack").filter(
+            run_id__in=[r.pk for r in runs]
+        )
+    }
     rows = [
         {
             "run_id": r.pk,
@@ -170,10 +182,12 @@ def _runs_frame(runs: list[BenchmarkRun]) -> pd.DataFrame:
             "nccl_version": r.nccl_version,
             "gpu": r.gpu,
             "measured_at": r.measured_at,
+            "profile": str(filed[r.pk].profile) if r.pk in filed else "",
+            "stack": str(filed[r.pk].stack) if r.pk in filed else "",
         }
         for r in runs
     ]
-    return pd.DataFrame(rows, columns=list(cmp.RUN_COLUMNS))
+    return pd.DataFrame(rows, columns=[*cmp.RUN_COLUMNS, "profile", "stack"])
 
 
 def _baseline_runs(baselines: list[dict[str, Any]], all_runs: list[BenchmarkRun]) -> pd.DataFrame:
@@ -186,6 +200,18 @@ def _baseline_runs(baselines: list[dict[str, Any]], all_runs: list[BenchmarkRun]
     frame = _runs_frame([row["run"] for row in rows])
     frame["side"] = [row["side"] for row in rows]
     return frame.drop_duplicates(subset=["run_id", "side"]).reset_index(drop=True)
+
+
+def _with_sides(
+    pins: list[dict[str, Any]], runs: list[BenchmarkRun], run_frame: pd.DataFrame | None
+) -> list[dict[str, Any]]:
+    """Each file's pin says which runs it gave and, where files are the sides, the side's
+    name in the report."""
+    names = cmp.artifact_side_names(run_frame) if run_frame is not None else {}
+    for pin in pins:
+        pin["side"] = names.get(pin["artifact_id"], "")
+        pin["run_ids"] = sorted(r.pk for r in runs if r.artifact_id == pin["artifact_id"])
+    return pins
 
 
 def _parse_pin(artifact: Artifact) -> dict[str, Any]:

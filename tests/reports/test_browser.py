@@ -31,4 +31,4 @@ def test_exported_html_opens_from_a_file_and_draws_every_chart_offline(tmp_path,
     )
     assert requested == []
     assert browser_page.locator("#chart-curves-alltoall .scatterlayer .trace").count() == 2
-    assert "alltoall: #" in browser_page.inner_text(".verdicts")
+    assert "alltoall: 16 ranks · g8 vs 2 ranks · g1" in browser_page.inner_text(".verdicts")

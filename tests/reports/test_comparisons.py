@@ -62,7 +62,10 @@ def test_sides_put_the_earliest_measured_side_first_whatever_the_input_order():
         {"collective": "all_reduce", "reference": "2.21.5", "candidate": "2.23.4"}
     ]
     by_file = cmp.assign_sides(runs, "artifact")
-    assert sorted(by_file.side) == ["#1 f.log", "#2 f.log", "#3 f.log"]
+    # Sides are named by what differs between the files (NCCL and day), not by their ids.
+    assert sorted(by_file.side) == [
+        "NCCL 2.21.5 · 2025-11-03", "NCCL 2.21.5 · 2025-11-04", "NCCL 2.23.4 · 2025-11-06"
+    ]  # fmt: skip
     assert len(cmp.comparison_pairs(by_file)) == 2  # both later files against the first
 
 
@@ -259,3 +262,25 @@ def test_tables_round_once_and_print_the_same_text_everywhere():
     assert list(thaw(table).columns) == ["size_bytes", "v", "d", "n", "t"]
     with pytest.raises(KeyError, match="lacks columns"):
         freeze(frame, name="t", title="T", columns=[Column("nope", "x")])
+
+
+def test_file_sides_are_named_by_what_differs_and_stay_distinct():
+    base = {"collective": "all_reduce", "measured_at": pd.Timestamp("2026-11-30 22:00")}
+    runs = runs_frame(
+        [
+            {**base, "run_id": 1, "artifact_id": 29, "label": "nightly", "gpu": "H100"},
+            {**base, "run_id": 2, "artifact_id": 45, "label": "newcomer", "gpu": "H100"},
+            {**base, "run_id": 3, "artifact_id": 46, "label": "newcomer", "gpu": "H100"},
+        ]
+    )
+    runs["profile"] = ["h100-ib", "h100-ib", "h100-ib"]
+    runs["stack"] = ["NCCL 2.21.5", "NCCL 2.23.4", "NCCL 2.23.4"]
+    names = cmp.artifact_side_names(runs)
+    # Profile, GPU and day are shared: only the stack and label name the sides; two files
+    # alike in everything keep their ids so the sides stay apart.
+    assert names == {
+        29: "NCCL 2.21.5 · nightly",
+        45: "NCCL 2.23.4 · newcomer (#45)",
+        46: "NCCL 2.23.4 · newcomer (#46)",
+    }
+    assert cmp.artifact_side_names(runs.iloc[:1]) == {29: "#29 nightly"}  # one file: its id

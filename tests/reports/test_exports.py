@@ -109,7 +109,7 @@ def test_markdown_export_is_a_pasteable_pipe_table(pair_report):
     assert text.startswith("# G1 vs G8 (report")
     assert "| collective | reference | candidate | size | size (B) |" in text
     assert (
-        "| alltoall | #" in text
+        "| alltoall | 2 ranks · g1 | 16 ranks · g8 |" in text
         and "| 32 MiB | 33554432 | 13.08 | 22.76 | 1 | 1 | +74.01 | +72.01 | +76.01 | improved |"
         in text
     )

@@ -46,23 +46,21 @@ def test_g1_against_g8_compares_each_collective_size_by_size(pair_report):
     sendrecv = rows_of(report, "deltas", collective="sendrecv", size_bytes=32 * MiB)[0]
     assert (sendrecv["reference_busbw_gbps"], sendrecv["candidate_busbw_gbps"]) == (13.35, 14.98)
     assert sendrecv["delta_pct"] == 12.21
-    assert len(alltoall) == 10 and {r["reference"] for r in alltoall} == {
-        f"#{report.inputs['artifacts'][0]['artifact_id']} g1"
-    }
+    # The sides are named by what tells the files apart: their rank counts and labels.
+    assert len(alltoall) == 10 and {r["reference"] for r in alltoall} == {"2 ranks · g1"}
     verdicts = records(report.table("verdicts"))
     assert [(v["collective"], v["verdict"]) for v in verdicts] == [
         ("alltoall", "improved"),
         ("sendrecv", "improved"),
     ]
-    g1, g8 = (a["artifact_id"] for a in report.inputs["artifacts"])
     alltoall_line, sendrecv_line = report.summary
     # a range says its mean and, where it prints differently, its largest size's change
-    assert (
-        alltoall_line
-        == f"alltoall: #{g8} g8 vs #{g1} g1: improved: 32 MiB\u201316 GiB +75% mean, +76% at 64 MiB"
+    assert alltoall_line == (
+        "alltoall: 16 ranks · g8 vs 2 ranks · g1: improved: 32 MiB\u201316 GiB +75% mean, "
+        "+76% at 64 MiB"
     )
     assert sendrecv_line.startswith(
-        f"sendrecv: #{g8} g8 vs #{g1} g1: improved: 32 MiB\u201316 GiB +12%"
+        "sendrecv: 16 ranks · g8 vs 2 ranks · g1: improved: 32 MiB\u201316 GiB +12%"
     )
     assert "no repeated runs" in verdicts[0]["method"]
     curves = rows_of(report, "curves", collective="alltoall", size_bytes=32 * MiB)
@@ -84,6 +82,21 @@ def test_the_report_pins_artifacts_by_hash_and_runs_by_position(pair, pair_repor
         (pair[1].pk, 1),
     ]
     assert set(pair_report.artifacts.values_list("pk", flat=True)) == {a.pk for a in pair}
+    # each file's pin names its side as the report does, and the runs it gave
+    assert [(a["side"], len(a["run_ids"])) for a in pins["artifacts"]] == [
+        ("2 ranks · g1", 2),
+        ("16 ranks · g8", 2),
+    ]
+
+
+def test_the_report_page_names_sides_by_what_differs_and_links_their_runs(
+    pair_report, client, viewer
+):
+    client.force_login(viewer)
+    html = client.get(f"/reports/{pair_report.pk}/").content.decode()
+    assert "2 ranks · g1" in html and "16 ranks · g8" in html
+    for run_id in pair_report.inputs["artifacts"][0]["run_ids"]:
+        assert f'href="/runs/{run_id}/"' in html
 
 
 def test_a_reparse_or_an_edited_measurement_does_not_change_a_saved_report(pair, pair_report):
