@@ -15,9 +15,11 @@ from typing import Any
 
 import dj_database_url
 import django
+from django.core.exceptions import ImproperlyConfigured
 
 from perfhub.api_areas import TAG_DESCRIPTIONS as _API_TAGS
 from perfhub.env import env_bool, env_choice, env_int, env_list, env_str, env_url
+from perfhub.signin_roles import parse_role_map
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("PERFHUB_VAR_DIR", str(BASE_DIR / "var"))).resolve()
@@ -243,6 +245,69 @@ AXES_LOCKOUT_TEMPLATE = "account/locked_out.html"
 AXES_VERBOSE = False
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
+
+# --- Company sign-in: OpenID Connect and LDAP, each only when configured (README) -----------
+# Local accounts keep working beside them (ModelBackend stays last), and django-axes stays
+# first so a locked-out pair is refused before any directory is asked. Their libraries are
+# imported only when configured: a plain install never loads ldap or mozilla_django_oidc.
+PERFHUB_OIDC_CLIENT_ID = env_str("PERFHUB_OIDC_CLIENT_ID")
+PERFHUB_OIDC_ISSUER = env_str("PERFHUB_OIDC_ISSUER").rstrip("/")
+PERFHUB_OIDC_ENABLED = bool(PERFHUB_OIDC_CLIENT_ID)
+PERFHUB_OIDC_NAME = env_str("PERFHUB_OIDC_NAME", "company account")
+PERFHUB_OIDC_USERNAME_CLAIM = env_str("PERFHUB_OIDC_USERNAME_CLAIM", "preferred_username")
+PERFHUB_OIDC_GROUPS_CLAIM = env_str("PERFHUB_OIDC_GROUPS_CLAIM", "groups")
+PERFHUB_OIDC_ROLE_MAP = parse_role_map(
+    "PERFHUB_OIDC_ROLE_MAP", env_str("PERFHUB_OIDC_ROLE_MAP"), separators=",;"
+)
+PERFHUB_OIDC_REQUIRE_ROLE = env_bool("PERFHUB_OIDC_REQUIRE_ROLE", False)
+OIDC_RP_CLIENT_ID = PERFHUB_OIDC_CLIENT_ID
+OIDC_RP_CLIENT_SECRET = env_str("PERFHUB_OIDC_CLIENT_SECRET")
+# Unset endpoints come from the issuer's discovery document at the first sign-in.
+OIDC_OP_AUTHORIZATION_ENDPOINT = env_str("PERFHUB_OIDC_AUTHORIZATION_ENDPOINT")
+OIDC_OP_TOKEN_ENDPOINT = env_str("PERFHUB_OIDC_TOKEN_ENDPOINT")
+OIDC_OP_USER_ENDPOINT = env_str("PERFHUB_OIDC_USERINFO_ENDPOINT")
+OIDC_OP_JWKS_ENDPOINT = env_str("PERFHUB_OIDC_JWKS_URI")
+OIDC_RP_SIGN_ALGO = env_choice(
+    "PERFHUB_OIDC_SIGN_ALGO", ("rs256", "es256", "hs256"), "rs256"
+).upper()
+OIDC_RP_SCOPES = env_str("PERFHUB_OIDC_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True  # the code is useless to whoever intercepts the redirect
+OIDC_TIMEOUT = env_int("PERFHUB_OIDC_TIMEOUT", 10)
+OIDC_VERIFY_SSL = env_bool("PERFHUB_OIDC_VERIFY_TLS", True)
+# A refused sign-in (no user name claim, or no group with a role) says so on the login page.
+LOGIN_REDIRECT_URL_FAILURE = "/login/?signin=refused"
+if PERFHUB_OIDC_ENABLED:
+    if not (PERFHUB_OIDC_ISSUER or OIDC_OP_AUTHORIZATION_ENDPOINT):
+        raise ImproperlyConfigured(
+            "PERFHUB_OIDC_CLIENT_ID needs PERFHUB_OIDC_ISSUER (or endpoints)"
+        )
+    AUTHENTICATION_BACKENDS.insert(1, "perfhub.auth_oidc.PerfHubOIDCBackend")
+
+AUTH_LDAP_SERVER_URI = env_str("PERFHUB_LDAP_SERVER_URI")
+PERFHUB_LDAP_ROLE_MAP = parse_role_map(
+    "PERFHUB_LDAP_ROLE_MAP", env_str("PERFHUB_LDAP_ROLE_MAP"), separators=";"
+)
+if AUTH_LDAP_SERVER_URI:
+    from perfhub.ldap_settings import ldap_settings
+
+    globals().update(
+        ldap_settings(
+            bind_dn=env_str("PERFHUB_LDAP_BIND_DN"),
+            bind_password=env_str("PERFHUB_LDAP_BIND_PASSWORD"),
+            user_base=env_str("PERFHUB_LDAP_USER_SEARCH_BASE"),
+            user_filter=env_str("PERFHUB_LDAP_USER_FILTER", "(uid=%(user)s)"),
+            group_base=env_str("PERFHUB_LDAP_GROUP_SEARCH_BASE"),
+            group_type=env_choice(
+                "PERFHUB_LDAP_GROUP_TYPE",
+                ("groupofnames", "groupofuniquenames", "posixgroup"),
+                "groupofnames",
+            ),
+            start_tls=env_bool("PERFHUB_LDAP_START_TLS", False),
+            role_map=PERFHUB_LDAP_ROLE_MAP,
+            require_role=env_bool("PERFHUB_LDAP_REQUIRE_ROLE", False),
+        )
+    )
+    AUTHENTICATION_BACKENDS.insert(1, "perfhub.auth_ldap.PerfHubLDAPBackend")
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes anonymous API calls 401, not 403.

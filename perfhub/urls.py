@@ -4,15 +4,14 @@ from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from perfhub import views
+from perfhub import auth_oidc, views
 from perfhub.api_root import ApiRootView
 
 urlpatterns = [
-    path(
-        "login/",
-        auth_views.LoginView.as_view(template_name="account/login.html"),
-        name="login",
-    ),
+    path("login/", auth_oidc.SignInView.as_view(), name="login"),
+    # OpenID Connect's start and return; 404 unless PERFHUB_OIDC_CLIENT_ID is set
+    path("oidc/authenticate/", auth_oidc.authenticate_view, name="oidc_authentication_init"),
+    path("oidc/callback/", auth_oidc.callback_view, name="oidc_authentication_callback"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("account/token/", views.api_token, name="api-token"),
     path("admin/", admin.site.urls),
