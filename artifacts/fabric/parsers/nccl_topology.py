@@ -11,16 +11,22 @@ The file is NCCL's own dump::
         <pci ...><nic><net name="mlx5_0" dev="0" speed="100000" port="1" gdr="0" .../></nic></pci>
 
 Parsed incrementally with entity declarations refused (see textutil.iter_xml).
+
+A pasted part of the dump (a few ``<pci>``/``<gpu>``/``<net>`` elements without ``<system>``,
+after a line of prose, cut before its end) is read inside a ``<system>`` root of our own:
+``parts`` says ``fragment`` then, and which elements were seen (``cpus``, ``pci``, ``gpus``,
+``nets``, ``nvlinks``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 from typing import Any, BinaryIO, ClassVar
 
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.textutil import head_text, iter_xml
+from artifacts.parsers.textutil import head_text, iter_xml, peek
 
 KIND = "nccl_topology"
 VERSION = 1
@@ -28,6 +34,10 @@ VERSION = 1
 MAX_BYTES = 64 * 1024 * 1024  # real dumps are a few KiB; anything this big is not one
 MAX_ITEMS = 100_000
 
+# an element of the dump on a line of its own: a fragment pasted without <system>
+_ELEMENT = re.compile(
+    r"^\s*<(?:cpu\s+numaid|pci\s+busid|gpu\s+dev|net\s+name|nvlink\s+target)=?", re.M
+)
 _ROOT = re.compile(r"^\s*(?:<\?xml[^>]*\?>\s*)?(?:<!--.*?-->\s*)*<system[\s>/]", re.DOTALL)
 
 
@@ -108,6 +118,7 @@ class NcclTopologyResult(ParseResult):
     gpus: tuple[TopoGpu, ...] = ()
     nets: tuple[TopoNet, ...] = ()
     nvlinks: tuple[TopoNvLink, ...] = ()
+    parts: tuple[str, ...] = ()  # "fragment" (no <system> root) and the elements seen
 
     def summary(self) -> dict[str, Any]:
         counts = [link.count for link in self.nvlinks if link.count is not None]
@@ -138,10 +149,16 @@ def nvlink_asymmetries(links: tuple[TopoNvLink, ...]) -> list[tuple[str, str, in
 
 
 def accepts(name: str, head: bytes) -> bool:
-    return bool(_ROOT.match(head_text(head).lstrip("\ufeff")))
+    text = head_text(head).lstrip("\ufeff")
+    return bool(_ROOT.match(text)) or len({m.group() for m in _ELEMENT.finditer(text)}) >= 2
 
 
 def parse(stream: BinaryIO) -> NcclTopologyResult:
+    head, stream = peek(stream, 64 * 1024)
+    text = head_text(head).lstrip("\ufeff")
+    fragment = not _ROOT.match(text) and _ELEMENT.search(text) is not None
+    if fragment:
+        stream = _Rooted(stream, _ELEMENT.search(text).start())  # type: ignore[union-attr]
     collector = _Collector()
     warnings: list[str] = []
     try:
@@ -159,7 +176,42 @@ def parse(stream: BinaryIO) -> NcclTopologyResult:
         raise ParseError("no <system> element: not an NCCL topology dump")
     if collector.dropped:
         warnings.append(f"{collector.dropped} element(s) beyond {MAX_ITEMS} were not kept")
-    return collector.result(warnings)
+    if fragment:
+        warnings.append(
+            "a fragment of a topology dump (no <system> element): read as far as it goes"
+        )
+    return collector.result(warnings, fragment=fragment)
+
+
+class _Rooted(io.RawIOBase):
+    """The fragment from its first element, inside ``<system>`` ... ``</system>``: the XML
+    reader then sees one document (an unclosed fragment ends early, with a warning)."""
+
+    def __init__(self, stream: BinaryIO, skip: int) -> None:
+        self._parts: list[Any] = [b"<system>", stream, b"</system>"]
+        self._skip = skip
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while self._parts:
+            part = self._parts[0]
+            if isinstance(part, bytes):
+                chunk, self._parts[0] = part[: len(buffer)], part[len(buffer) :]
+                if not self._parts[0]:
+                    self._parts.pop(0)
+            else:
+                if self._skip:
+                    part.read(self._skip)  # prose before the first element
+                    self._skip = 0
+                chunk = part.read(len(buffer))
+                if not chunk:
+                    self._parts.pop(0)
+                    continue
+            buffer[: len(chunk)] = chunk
+            return len(chunk)
+        return 0
 
 
 class _Collector:
@@ -298,7 +350,7 @@ class _Collector:
         if self._room():
             self.nvlinks.append(link)
 
-    def result(self, warnings: list[str]) -> NcclTopologyResult:
+    def result(self, warnings: list[str], *, fragment: bool = False) -> NcclTopologyResult:
         hashes = {c.host_hash for c in self.cpus if c.host_hash}
         if len(hashes) > 1:
             warnings.append(f"CPUs carry {len(hashes)} different host_hash values")
@@ -312,6 +364,18 @@ class _Collector:
             gpus=tuple(self.gpus),
             nets=tuple(self.nets),
             nvlinks=tuple(self.nvlinks),
+            parts=(("fragment",) if fragment else ())
+            + tuple(
+                name
+                for name, seen in (
+                    ("cpus", self.cpus),
+                    ("pci", self.pci),
+                    ("gpus", self.gpus),
+                    ("nets", self.nets),
+                    ("nvlinks", self.nvlinks),
+                )
+                if seen
+            ),
             warnings=tuple(warnings),
         )
 

@@ -143,6 +143,21 @@ def test_documents_beyond_the_size_limit_are_refused(monkeypatch: pytest.MonkeyP
         nccl_topology.parse(io.BytesIO(data))
 
 
+def test_a_fragment_without_system_after_prose() -> None:
+    lines = sample(NORMAL).read_text().splitlines()
+    # the first GPU's <pci> block and the NIC's, pasted after a sentence, cut inside </pci>
+    fragment = "Here is the part of the dump that matters:\n" + "\n".join(lines[2:12])
+    assert nccl_topology.accepts("x", fragment.encode())
+    result = nccl_topology.parse(io.BytesIO(fragment.encode()))
+    assert result.parts == ("fragment", "pci", "gpus", "nets", "nvlinks")
+    assert [(g.busid, g.dev, g.rank) for g in result.gpus] == [("0000:17:00.0", 0, 0)]
+    assert [(n.name, n.speed_mbps) for n in result.nets] == [("mlx5_0", 100000), ("mlx5_1", 100000)]
+    [link] = result.nvlinks
+    assert (link.gpu_busid, link.target, link.count) == ("0000:17:00.0", "0000:65:00.0", 12)
+    assert any("fragment" in w for w in result.warnings)
+    assert nccl_topology.parse(sample(NORMAL).open("rb")).parts[:1] == ("cpus",)
+
+
 def test_detection() -> None:
     for relative in (NORMAL, FAULT):
         path = sample(relative)
