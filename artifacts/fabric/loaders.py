@@ -499,8 +499,10 @@ def load_dmesg(artifact: Artifact, result: Any) -> None:
     host = result.hosts[0] if len(result.hosts) == 1 else None
     facts.add("kernel.version", result.kernel_version, host=host)
     facts.add("hardware.name", result.hardware, host=host)
+    facts.add("gpu.driver_version", getattr(result, "driver_version", None), host=host)
     for gpu in result.gpus:
         facts.add("gpu.uuid", gpu.uuid, host=host, device=gpu.pci)
+        facts.add("gpu.serial", getattr(gpu, "serial", None), host=host, device=gpu.pci)
     facts.save()
     _events(
         artifact,

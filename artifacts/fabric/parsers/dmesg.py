@@ -1,12 +1,15 @@
-"""Kernel logs (``dmesg``, ``dmesg -T``, ``journalctl -k``, ``/var/log/kern.log``): the GPU,
-NIC and PCIe events a performance engineer looks for, as timeline-ready events.
+"""Kernel logs (``dmesg`` in all its stamp shapes, ``journalctl -k`` in all its outputs,
+``/var/log/kern.log``): the GPU, NIC and PCIe events a performance engineer looks for, as
+timeline-ready events.
 
 Kept: NVRM ``Xid`` lines (code, PCI address, process, message), NVSwitch ``SXid`` lines,
-GPUs that fell off the bus, PCIe AER errors, mlx5 link up/down, OOM kills; plus the GPU
-PCI address -> UUID lines NVRM prints, and the kernel version/hardware name. Everything else
-is counted, not kept. Times: ``dmesg -T``'s ``[Sun Feb 23 16:24:18 2025]`` and ISO stamps are
-kept; uptime seconds (``[12345.678]``) stay in ``details.uptime_s``; syslog's ``Feb 23
-16:24:18 host kernel:`` gives the host but no year, so no time.
+GPUs that fell off the bus, other NVRM messages (``API mismatch``, ``RmInitAdapter failed``,
+``os_schedule`` ...) as ``nvrm`` events, PCIe AER errors, mlx5 link up/down, OOM kills; plus
+the GPU PCI address -> UUID (and board serial) lines NVRM prints, the driver version NVRM
+loads, and the kernel version/hardware name. Everything else is counted, not kept. The NVRM
+lines that follow an event (the GSP RPC history of an Xid 119) are joined to it; a line with
+no stamp after a kernel line is its continuation (a wrapped message). Stamps: see
+``dmesg_stamps.py``; a syslog date has no year, so no time.
 """
 
 from __future__ import annotations
@@ -15,20 +18,19 @@ import dataclasses
 import re
 from typing import Any, BinaryIO, ClassVar
 
+from artifacts.fabric.parsers.dmesg_stamps import Stamp, split_stamp
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
+from artifacts.parsers.textutil import LineReader, head_text
 
 KIND = "dmesg"
 VERSION = 1
 
 MAX_EVENTS = 20_000
-
-_UPTIME = re.compile(r"^\s*\[\s*(?P<s>\d+\.\d+)\]\s?")
-_BRACKET_TIME = re.compile(r"^\s*\[(?P<t>[A-Z][a-z]{2} [^\]]*\d{4})\]\s?")
-_SYSLOG = re.compile(
-    r"^(?:[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}|\d{4}-\d{2}-\d{2}T[\d:.]+(?:Z|[+-][\d:]+)?)"
-    r" (?P<host>[\w.\-]+) kernel: (?:\[\s*(?P<s>\d+\.\d+)\] )?"
-)
+MAX_JOINED = 40
+# details an event gathers beyond its own line: kept when a wrapped line is read again
+_KEPT_DETAILS = frozenset(
+    {"uptime_s", "delta_s", "uuid", "more", "repeats"}
+)  # NVRM lines joined to one event (an Xid 119's RPC history is ~20)
 _XID = re.compile(
     r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): "
     r"(?P<code>\d+),\s*(?P<rest>.*)$"
@@ -39,6 +41,25 @@ _SXID = re.compile(
 )
 _PID = re.compile(r"^pid=(?P<pid>\d+|'<unknown>'), name=(?P<name>[^,]*),\s*(?P<msg>.*)$")
 _GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F\-]+)")
+_SERIAL = re.compile(r"NVRM: GPU Board Serial Number: (?P<serial>\S+)")
+_DRIVER = re.compile(r"NVRM: loading NVIDIA UNIX [\w\-]+ Kernel Module\s+(?P<v>\d+\.\d+(?:\.\d+)?)")
+_NVRM = re.compile(r"NVRM: (?P<msg>\S.*?)\s*$")
+_NVRM_DEVICE = re.compile(
+    r"(?:PCI:|GPU )(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
+)
+_API_MISMATCH = re.compile(
+    r"API mismatch: the client has the version (?P<client>\d+(?:\.\d+)+), but\s+(?:NVRM: )?"
+    r"this kernel module has the version (?P<kernel>\d+(?:\.\d+)+)"
+)
+# what an NVRM message without an Xid says, by its words (details.what)
+_NVRM_KINDS = (
+    ("api_mismatch", re.compile(r"API mismatch")),
+    ("rm_init_failed", re.compile(r"RmInitAdapter failed|rm_init_adapter failed")),
+    ("os_schedule", re.compile(r"os_schedule")),
+    ("gsp_timeout", re.compile(r"GSP.*(?:timeout|Timeout)|Timeout.*GSP")),
+    ("probe_failed", re.compile(r"probe of \S+ failed|failed to (?:enable|allocate|map)", re.I)),
+    ("ecc", re.compile(r"\bECC\b|row remap", re.I)),
+)
 _OFF_BUS = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)?.*fallen off the bus")
 _AER = re.compile(
     r"(?P<dev>\d{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d).*?(?:AER: (?P<kind>Corrected|Uncorrected|Multiple"
@@ -57,7 +78,7 @@ _MARKERS = ("NVRM:", "mlx5_core", "nvidia-nvswitch", "AER:", "kernel:", "pciepor
 
 @dataclasses.dataclass(frozen=True)
 class KernelEvent:
-    kind: str  # xid | sxid | gpu_off_bus | pcie_aer | nic_link | oom_kill
+    kind: str  # xid | sxid | gpu_off_bus | nvrm | pcie_aer | nic_link | oom_kill
     time: str | None
     host: str | None
     line: int
@@ -69,6 +90,7 @@ class KernelEvent:
 class GpuIdentity:
     pci: str
     uuid: str
+    serial: str | None = None  # "NVRM: GPU Board Serial Number: ..." after the UUID line
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +103,10 @@ class DmesgResult(ParseResult):
     gpus: tuple[GpuIdentity, ...] = ()
     events: tuple[KernelEvent, ...] = ()
     stats: dict[str, int] = dataclasses.field(default_factory=dict)
+    driver_version: str | None = None  # "NVRM: loading NVIDIA UNIX x86_64 Kernel Module X"
+    # the stamp shapes seen (uptime, date, syslog, journal_iso, relative, no_stamp...) and
+    # "continuation" when stampless lines were joined to the line before them
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         kinds: dict[str, int] = {}
@@ -100,7 +126,7 @@ def accepts(name: str, head: bytes) -> bool:
         return True
     kernel_lines = marked = 0
     for line in text.splitlines()[:3000]:
-        if _UPTIME.match(line) or _BRACKET_TIME.match(line) or _SYSLOG.match(line):
+        if split_stamp(line) is not None:
             kernel_lines += 1
             marked += any(m in line for m in _MARKERS)
     return kernel_lines >= 5 and marked >= 1 and kernel_lines >= 0.5 * len(text.splitlines()[:3000])
@@ -113,8 +139,8 @@ def parse(stream: BinaryIO) -> DmesgResult:
         state.feed(line, reader.line_no)
     if not state.kernel_lines:
         raise ParseError(
-            "no kernel log lines found (dmesg '[uptime]' or '[date]' prefixes, or syslog "
-            "'host kernel:' lines)"
+            "no kernel log lines found (dmesg '[uptime]' or '[date]' prefixes, syslog or "
+            "journal 'host kernel:' lines, or NVRM/Xid messages)"
         )
     return state.result(reader.repair_warnings())
 
@@ -123,74 +149,160 @@ class _State:
     def __init__(self) -> None:
         self.kernel_lines = 0
         self.lines = 0
-        self.events: list[KernelEvent] = []
+        self.events: list[dict[str, Any]] = []
         self.dropped = 0
         self.hosts: dict[str, None] = {}
         self.gpus: dict[str, str] = {}
+        self.serials: dict[str, str] = {}
+        self.last_gpu: str | None = None
         self.kernel_version: str | None = None
         self.hardware: str | None = None
+        self.driver_version: str | None = None
+        self.parts: dict[str, None] = {}
+        # the previous kernel line: (stamp, its message, the event it made or None)
+        self.previous: tuple[Stamp, str, dict[str, Any] | None, int] | None = None
+        self.nvrm_seen: dict[str, dict[str, Any]] = {}
 
     def feed(self, raw: str, line_no: int) -> None:
         self.lines += 1
-        time, host, uptime, body = _split_prefix(raw)
-        if body is None:
-            return
+        stamp = split_stamp(raw)
+        if stamp is None:
+            if not raw.strip():
+                self.previous = None
+                return
+            own = any(m in raw for m in _MARKERS)  # dmesg -t: NVRM, mlx5, AER... unstamped
+            previous = self.previous
+            if not own and previous is not None and previous[0].shape != "no_stamp":
+                self._continue(raw.strip())  # a wrapped message (only among stamped lines)
+                return
+            if not own:
+                self.previous = None
+                return
+            stamp = Stamp(None, None, None, None, "no_stamp", raw)
         self.kernel_lines += 1
-        if host:
-            self.hosts.setdefault(host, None)
+        self.parts.setdefault(stamp.shape, None)
+        if stamp.host:
+            self.hosts.setdefault(stamp.host, None)
+        body = stamp.message
+        if self._facts(body):
+            self.previous = (stamp, body, None, line_no)
+            return
+        if m := _GPU_AT.search(body):
+            self.gpus.setdefault(_pci(m["pci"]), m["uuid"])
+            self.last_gpu = _pci(m["pci"])
+            self.previous = (stamp, body, None, line_no)
+            return
+        if self._joined(stamp, body):
+            return
+        event = _event(body)
+        made = self._add(stamp, line_no, body, event) if event else None
+        self.previous = (stamp, body, made, line_no)
+
+    def _facts(self, body: str) -> bool:
+        """Read the facts a line states; True when the line is only that (no event)."""
         if self.kernel_version is None and (m := _KERNEL.search(body)):
             self.kernel_version = m["v"] or m["t"]
         if self.hardware is None and (m := _HARDWARE.search(body)):
             self.hardware = m["hw"]
-        if m := _GPU_AT.search(body):
-            self.gpus.setdefault(_pci(m["pci"]), m["uuid"])
+        if m := _DRIVER.search(body):
+            self.driver_version = self.driver_version or m["v"]
+            return True
+        if m := _SERIAL.search(body):
+            if self.last_gpu is not None:
+                self.serials.setdefault(self.last_gpu, m["serial"])
+            return True
+        return False
+
+    def _joined(self, stamp: Stamp, body: str) -> bool:
+        """An NVRM line right after an NVRM event, at the same time, belongs to it (the GSP
+        RPC history under an Xid 119, the second line of an API mismatch)."""
+        if self.previous is None or "NVRM:" not in body or _XID.search(body):
+            return False
+        before, _, made, _ = self.previous
+        if made is None or not _same_moment(before, stamp) or "NVRM:" not in made["text"]:
+            return False
+        own = _event(body)
+        if own is not None and own[0] != "nvrm":
+            return False  # a GPU off the bus is an event of its own, whenever it comes
+        if own is not None and own[1]["message"] == made["details"].get("message"):
+            made["details"]["repeats"] = made["details"].get("repeats", 1) + 1
+            return True
+        more = made["details"].setdefault("more", [])
+        if len(more) < MAX_JOINED:
+            more.append(body.split("NVRM:", 1)[1].strip()[:500])
+        if made["kind"] == "nvrm" and (m := _API_MISMATCH.search(made["text"] + " " + body)):
+            made["details"].update(client_version=m["client"], kernel_version=m["kernel"])
+        return True
+
+    def _continue(self, text: str) -> None:
+        """A line without a stamp after a kernel line: the rest of a wrapped message."""
+        assert self.previous is not None
+        stamp, body, made, line_no = self.previous
+        joined = f"{body.rstrip()} {text}"
+        self.parts.setdefault("continuation", None)
+        if made is not None:
+            made["text"] = (made["text"] + " " + text)[:2000]
+            # read again as a whole: a cut "pid=..., name=..." or "fallen off / the bus"
+            if again := _event(made["text"]):
+                kept = {k: v for k, v in made["details"].items() if k in _KEPT_DETAILS}
+                made["kind"], made["details"] = again[0], {**again[1], **kept}
+            self.previous = (stamp, joined, made, line_no)
             return
-        event = _event(body)
-        if event is None:
-            return
+        event = _event(joined)  # the message's words were cut: "fallen off" / "the bus."
+        if event is not None:
+            made = self._add(stamp, line_no, joined, event)
+        self.previous = (stamp, joined, made, line_no)
+
+    def _add(
+        self, stamp: Stamp, line_no: int, body: str, event: tuple[str, dict[str, Any]]
+    ) -> dict[str, Any] | None:
         kind, details = event
-        if uptime is not None:
-            details["uptime_s"] = uptime
+        if kind == "nvrm":  # the same message again: counted on the first
+            seen = self.nvrm_seen.get(details["message"])
+            if seen is not None:
+                seen["details"]["repeats"] = seen["details"].get("repeats", 1) + 1
+                return seen
+        if stamp.uptime_s is not None:
+            details["uptime_s"] = stamp.uptime_s
+        if stamp.delta_s is not None:
+            details["delta_s"] = stamp.delta_s
         if kind == "xid" and details.get("device") in self.gpus:
             details["uuid"] = self.gpus[details["device"]]
         if len(self.events) >= MAX_EVENTS:
             self.dropped += 1
-            return
-        self.events.append(KernelEvent(kind, time, host, line_no, body.strip()[:2000], details))
+            return None
+        made = {"kind": kind, "time": stamp.time, "host": stamp.host, "line": line_no,
+                "text": body.strip()[:2000], "details": details}  # fmt: skip
+        self.events.append(made)
+        if kind == "nvrm":
+            self.nvrm_seen[details["message"]] = made
+        return made
 
     def result(self, warnings: list[str]) -> DmesgResult:
         if self.dropped:
             warnings.append(f"{self.dropped} event(s) beyond {MAX_EVENTS} were not kept")
-        # a UUID printed after the Xid line still names the GPU
-        events = tuple(
-            dataclasses.replace(e, details={**e.details, "uuid": self.gpus[e.details["device"]]})
-            if e.kind == "xid" and "uuid" not in e.details and e.details["device"] in self.gpus
-            else e
-            for e in self.events
-        )
+        events = []
+        for e in self.events:
+            details = e["details"]
+            # a UUID printed after the Xid line still names the GPU
+            if e["kind"] == "xid" and "uuid" not in details and details["device"] in self.gpus:
+                details = {**details, "uuid": self.gpus[details["device"]]}
+            events.append(
+                KernelEvent(e["kind"], e["time"], e["host"], e["line"], e["text"], details)
+            )
         return DmesgResult(
             hosts=tuple(self.hosts),
             kernel_version=self.kernel_version,
             hardware=self.hardware,
-            gpus=tuple(GpuIdentity(pci, uuid) for pci, uuid in self.gpus.items()),
-            events=events,
+            gpus=tuple(
+                GpuIdentity(pci, uuid, self.serials.get(pci)) for pci, uuid in self.gpus.items()
+            ),
+            events=tuple(events),
             stats={"lines": self.lines, "kernel_lines": self.kernel_lines},
+            driver_version=self.driver_version,
+            parts=tuple(self.parts),
             warnings=tuple(warnings),
         )
-
-
-def _split_prefix(raw: str) -> tuple[str | None, str | None, float | None, str | None]:
-    """(ISO time, host, uptime seconds, message) of a kernel log line; message None if not one."""
-    if m := _BRACKET_TIME.match(raw):
-        stamp = find_timestamp(m["t"])
-        return (stamp[0] if stamp else None), None, None, raw[m.end() :]
-    if m := _UPTIME.match(raw):
-        return None, None, float(m["s"]), raw[m.end() :]
-    if m := _SYSLOG.match(raw):
-        stamp = find_timestamp(raw[: m.start("host")])
-        uptime = float(m["s"]) if m["s"] else None
-        return (stamp[0] if stamp else None), m["host"], uptime, raw[m.end() :]
-    return None, None, None, None
 
 
 def _event(body: str) -> tuple[str, dict[str, Any]] | None:
@@ -213,6 +325,8 @@ def _event(body: str) -> tuple[str, dict[str, Any]] | None:
         }
     if m := _OFF_BUS.search(body):
         return "gpu_off_bus", {"device": _pci(m["pci"]) if m["pci"] else None}
+    if m := _NVRM.search(body):
+        return "nvrm", _nvrm_details(m["msg"])
     if m := _MLX_LINK.search(body):
         return "nic_link", {"device": m["dev"].rstrip(":"), "pci": m["pci"], "state": m["state"]}
     if m := _AER.search(body):
@@ -221,6 +335,28 @@ def _event(body: str) -> tuple[str, dict[str, Any]] | None:
     if m := _OOM.search(body):
         return "oom_kill", {"pid": int(m["pid"]), "process": m["name"]}
     return None
+
+
+def _same_moment(a: Stamp, b: Stamp) -> bool:
+    """Printed together: within a second of uptime, or the same wall-clock second."""
+    if a.uptime_s is not None and b.uptime_s is not None:
+        return abs(a.uptime_s - b.uptime_s) < 1.0
+    if a.time is not None and b.time is not None:
+        return a.time[:19] == b.time[:19]
+    return b.delta_s is None or b.delta_s < 1.0
+
+
+def _nvrm_details(message: str) -> dict[str, Any]:
+    device = _NVRM_DEVICE.search(message)
+    what = next((name for name, pattern in _NVRM_KINDS if pattern.search(message)), "other")
+    details: dict[str, Any] = {
+        "what": what,
+        "device": _pci(device["pci"]) if device else None,
+        "message": message[:500],
+    }
+    if m := _API_MISMATCH.search(message):
+        details.update(client_version=m["client"], kernel_version=m["kernel"])
+    return details
 
 
 def _pci(text: str) -> str:
