@@ -19,7 +19,7 @@ from artifacts.parsers.generic.tables import Line, aligned_pairs_at, table_at
 from artifacts.parsers.normalize import CleanStream, View
 
 VERSION = 1
-MAX_BYTES = 16 * 1024 * 1024  # read at most this much; the reading says where it stopped
+MAX_BYTES = 4 * 1024 * 1024  # read at most (~1 s a MiB); the reading says where it stopped
 MAX_LINE = 4096  # characters of one line looked at
 BLOCK_LINES = 2000
 MAX_PAIRS = 500
@@ -92,31 +92,31 @@ class _Reader:
         self.sections: list[tuple[int, str, bool | None]] = []
 
     def block(self, block: list[Line], *, ended: bool) -> None:
+        said = [patterns.pairs_of(text) for _, text in block]
         index = 0
         while index < len(block):
-            found = table_at(block, index)
+            found = table_at(block, index, said)
             if found is not None:
                 self._table(*found[0])
                 index = found[1]
                 continue
-            aligned, end = aligned_pairs_at(block, index)
+            aligned, end = aligned_pairs_at(block, index, said)
             if aligned:
                 for number, pair in aligned:
                     self._pair(number, pair.key, pair.value)
                 index = end
                 continue
-            self._line(*block[index])
+            self._line(*block[index], said[index])
             index += 1
         if ended:
             self.sections = [s for s in self.sections if s[2] is False]
 
-    def _line(self, number: int, text: str) -> None:
+    def _line(self, number: int, text: str, pairs: list[patterns.Pair]) -> None:
         indent = len(text) - len(text.lstrip())
         ini = patterns.ini_section(text)
         if ini is not None:
             self.sections = [(-1, ini, True)]
             return
-        pairs = patterns.pairs_of(text)
         if len(pairs) == 1 and patterns.opens_section(pairs[0].value):
             self._close(indent)
             # a heading ends the flat section of the heading before it at its indent

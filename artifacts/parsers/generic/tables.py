@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from artifacts.parsers.generic.patterns import MAX_KEY_WORDS, Pair, is_number, pairs_of
+from artifacts.parsers.generic.patterns import MAX_KEY_WORDS, Pair, is_number
 
 Line = tuple[int, str]
 MAX_CELLS = 64  # wider lines are no table row (a long CSV record is read up to this)
@@ -72,8 +72,11 @@ SPLITTERS: tuple[tuple[str, Callable[[str], list[str] | None], int], ...] = (
 _LOOSE = frozenset({"spaces", "space"})
 
 
-def table_at(block: Sequence[Line], index: int) -> tuple[Table, int] | None:
-    """A table whose header is ``block[index]``: (table, index after its last row)."""
+def table_at(
+    block: Sequence[Line], index: int, said: Sequence[list[Pair]]
+) -> tuple[Table, int] | None:
+    """A table whose header is ``block[index]``: (table, index after its last row).
+    ``said``: the pairs each line of the block states (``pairs_of``), computed once."""
     jsonl = _jsonl_at(block, index)
     if jsonl is not None:
         return jsonl
@@ -82,7 +85,7 @@ def table_at(block: Sequence[Line], index: int) -> tuple[Table, int] | None:
         header = split(text)
         if not header or not 2 <= len(header) <= MAX_CELLS or any(not c for c in header):
             continue
-        if separator != "pipe" and (pairs_of(text) or _prose(header)):
+        if separator != "pipe" and (said[index] or _prose(header)):
             continue  # `key: value` lines are pairs, and sentences with commas no columns
         rows: list[tuple[int, list[str]]] = []
         end = index + 1
@@ -94,7 +97,7 @@ def table_at(block: Sequence[Line], index: int) -> tuple[Table, int] | None:
             cells = split(row_text)
             if cells is None or len(cells) != len(header):
                 break
-            if separator != "pipe" and (pairs_of(row_text) or _prose(cells)):
+            if separator != "pipe" and (said[end] or _prose(cells)):
                 break
             rows.append((number, cells))
             end += 1
@@ -127,7 +130,9 @@ def _is_header(header: list[str], rows: list[list[str]], separator: str) -> bool
     return not digits and any(ch.isdigit() for row in rows for cell in row for ch in cell)
 
 
-def aligned_pairs_at(block: Sequence[Line], index: int) -> tuple[list[tuple[int, Pair]], int]:
+def aligned_pairs_at(
+    block: Sequence[Line], index: int, said: Sequence[list[Pair]]
+) -> tuple[list[tuple[int, Pair]], int]:
     """A run of ``key   value`` lines (two columns, the values aligned) from ``index``, or of
     ``name number`` lines (sysfs counters, /proc files): ([(line, pair)], end); empty if none."""
     found: list[tuple[int, Pair]] = []
@@ -135,7 +140,8 @@ def aligned_pairs_at(block: Sequence[Line], index: int) -> tuple[list[tuple[int,
     end = index
     while end < len(block):
         number, text = block[end]
-        pair = _aligned(text)
+        # a colon or an equals sign says better where the key ends
+        pair = None if said[end] else _aligned(text)
         if pair is None:
             break
         found.append((number, pair))
@@ -152,8 +158,6 @@ def aligned_pairs_at(block: Sequence[Line], index: int) -> tuple[list[tuple[int,
 
 
 def _aligned(text: str) -> Pair | None:
-    if pairs_of(text):
-        return None  # a colon or an equals sign says better where the key ends
     cells = _SPACES.split(text.strip())
     if len(cells) != 2:
         cells = text.split()
