@@ -32,7 +32,7 @@ from artifacts.nsight.parsers.nsys import (
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.streams import open_decompressed
 from artifacts.traces.parsers import torch_trace
-from tests.samples import SAMPLES_DIR
+from tests.samples import MORE_SAMPLES_DIR, SAMPLES_DIR
 
 # parser -> one real sample of its kind (small ones: hypothesis runs each many times)
 OWN_SAMPLE: dict[ModuleType, str] = {
@@ -44,10 +44,20 @@ OWN_SAMPLE: dict[ModuleType, str] = {
     ncu_text: "ncu/yktian_ncu_text_details_torch_gcn.txt",
 }
 PARSERS = list(OWN_SAMPLE)
+# ../shared/more-samples, read alike: each with the parser of its kind
+MORE_OWN: dict[str, ModuleType] = {
+    "torch_profiler/kineto_tb_resnet50_v100_2021_legacy_cats.pt.trace.json.gz": torch_trace,
+    "nsys/wenscarl_nsys2023.2_schema3.1.7_4gpu_a40_a100.sqlite": nsys_sqlite,
+    "nsys/ayush_nsys_stats_true_vectoradd_N10_a100.txt": nsys_stats,
+    "ncu/superbench_ncu_csv_details_with_rules_sm100_b200.log": ncu_csv,
+}
+OWNER = {**{relative: parser for parser, relative in OWN_SAMPLE.items()}, **MORE_OWN}
 
 
 def _content(relative: str) -> bytes:
     path = SAMPLES_DIR / relative
+    if not path.exists():
+        path = MORE_SAMPLES_DIR / relative
     if not path.exists():
         pytest.skip(f"shared sample not available: {path}")
     with path.open("rb") as fh:
@@ -64,13 +74,13 @@ def _honours_the_contract(parser: ModuleType, data: bytes) -> None:
 
 
 @pytest.mark.parametrize("parser", PARSERS, ids=lambda m: m.KIND)
-@pytest.mark.parametrize("other", sorted(set(OWN_SAMPLE.values())))
+@pytest.mark.parametrize("other", sorted(OWNER))
 def test_wrong_kind_inputs_are_refused_or_read_without_crashing(
     parser: ModuleType, other: str
 ) -> None:
     data = _content(other)
     _honours_the_contract(parser, data)
-    if OWN_SAMPLE[parser] != other:
+    if OWNER[other] is not parser:
         # and detection does not claim the other kind's file for this parser
         assert not parser.accepts(Path(other).name, data[:65536])
 
@@ -112,3 +122,15 @@ def test_mutated_samples_give_a_result_or_a_parse_error(
 ) -> None:
     original = _content(OWN_SAMPLE[parser])
     _honours_the_contract(parser, data.draw(_mutated(original)))
+
+
+def test_an_integer_beyond_float_range_is_not_a_key_metric() -> None:
+    # Found by the mutation test above: a 309-digit "registers per thread" overflowed float().
+    data = _content(OWN_SAMPLE[ncu_text])
+    huge = b"9" * 330
+    damaged = re.sub(rb"(launch__registers_per_thread\s+register/thread\s+)\d+", rb"\g<1>" + huge,
+                     data, count=1)  # fmt: skip
+    assert damaged != data
+    result = ncu_text.parse(io.BytesIO(damaged))
+    assert result.kernels[0].registers_per_thread is None
+    json.dumps(result.to_json(), allow_nan=False)

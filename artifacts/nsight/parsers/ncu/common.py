@@ -271,17 +271,20 @@ def key_metrics(metrics: tuple[NcuMetric, ...]) -> dict[str, float | None]:
             metric = by_name.get(candidate)
             if metric is None or not isinstance(metric.value, int | float):
                 continue
+            value = _as_float(metric.value)
+            if value is None:
+                continue
             if field == "duration_ns":
                 scale = _TIME_UNITS.get(metric.unit.strip().lower())
                 if scale is None:
                     continue
-                out[field] = float(metric.value) * scale
+                out[field] = value * scale
             elif field.endswith("_pct"):
                 if metric.unit.strip() not in ("%", ""):
                     continue
-                out[field] = float(metric.value)
+                out[field] = value
             else:
-                out[field] = float(metric.value)
+                out[field] = value
             break
     return out
 
@@ -295,4 +298,9 @@ def _launch(metrics: tuple[NcuMetric, ...], field: str) -> str | None:
 
 
 def _as_float(value: float | int | None) -> float | None:
-    return None if value is None else float(value)
+    """``value`` as a float; None for an integer beyond float range (a damaged file's
+    hundreds of digits), which no real metric reaches."""
+    try:
+        return None if value is None else float(value)
+    except OverflowError:
+        return None
