@@ -29,7 +29,12 @@ from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 KIND = "ethtool_stats"
 VERSION = 2
 
-_COUNTER = re.compile(r"^\s*(?P<name>\[?[\w.\-/#]+\]?(?:: [\w.\-/#]+)?):\s+(?P<value>-?\d+)\s*$")
+# a note the person added after the value ("1234   # PFC from the switch", "<- here") is not
+# part of the counter
+_NOTE = r"(?:\s+(?:#|//|<-|<--|\(|\[)[^\n]*)?"
+_COUNTER = re.compile(
+    rf"^\s*(?P<name>\[?[\w.\-/#]+\]?(?:: [\w.\-/#]+)?):\s+(?P<value>-?\d+){_NOTE}\s*$"
+)
 _COMMAND = re.compile(r"\bethtool\s+(?:-S|--statistics)\s+(?:--all-groups\s+)?(?P<dev>[^\s|`'\"]+)")
 _INFO_COMMAND = re.compile(r"\bethtool\s+(?:-i|--driver)\s+(?P<dev>[^\s|`'\"]+)")
 _DRIVER_INFO = re.compile(

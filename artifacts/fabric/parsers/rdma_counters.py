@@ -76,7 +76,8 @@ _TTAR_PATH = re.compile(r"^\s*Path:\s*(?P<path>\S+/\S+)\s*$")
 _TTAR_META = re.compile(r"^\s*(?:Lines|Mode|Directory|SymlinkTo):|^# ttar\b")
 _SHOW_COUNTERS = re.compile(r"\bshow_counters\s+(?P<dev>[A-Za-z][\w.\-]*)")
 _PORT_TITLE = re.compile(r"^\s*Port\s+(?P<port>\d+)\s+(?:hw[_ ])?counters\s*:?\s*$", re.I)
-_BARE = re.compile(r"^\s*(?P<name>[A-Za-z][\w]*):\s*(?P<value>-?\d+)\s*$")
+# a note after the value ("131   # after the reboot") is the person's, not the counter's
+_BARE = re.compile(r"^\s*(?P<name>[A-Za-z][\w]*):\s*(?P<value>-?\d+)(?:\s+(?:#|//|<-)[^\n]*)?\s*$")
 # "link mlx5_0/1 ..."; "link mlx5_0/- ..." for a QP not bound to a port yet.
 _RDMA_LINK = re.compile(r"^\s*link (?P<dev>[^/\s]+)/(?P<port>\d+|-)\s+(?P<rest>.*)$")
 # The start of `rdma -j [-p]` output: "[{", "[" alone, "{" alone, '{"'.

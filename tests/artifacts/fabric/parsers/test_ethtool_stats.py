@@ -145,6 +145,33 @@ def test_grep_of_pause_and_pci_counters_shows_global_pause_not_pfc() -> None:
     assert rows["tx_pause_storm_error_events"][0] == 0
 
 
+PASTED = """We saw this on gpu-node-3 after the job hung. Counters below:
+# ethtool -S ens1f0np0 | grep pause
+     rx_prio3_pause: 1234{note}
+     tx_prio3_pause: 0
+Then 10 s later:
+     rx_prio3_pause: 2234
+     tx_prio3_pause: 0
+I think the switch is congested.
+"""
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["   # ", " // ", "  <- ", " (", " [", "\t#"]),
+    st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=30),
+)
+def test_counters_with_notes_and_prose_around_them(marker: str, words: str) -> None:
+    result = ethtool_stats.parse(io.BytesIO(PASTED.format(note=marker + words).encode()))
+    rows = [(s.device, s.counter, s.value, s.snapshot) for s in result.samples]
+    assert rows == [
+        ("ens1f0np0", "rx_prio3_pause", 1234, 0),
+        ("ens1f0np0", "tx_prio3_pause", 0, 0),
+        ("ens1f0np0", "rx_prio3_pause", 2234, 1),
+        ("ens1f0np0", "tx_prio3_pause", 0, 1),
+    ]
+
+
 def test_generic_driver_names_with_queue_brackets() -> None:
     result = parse_text("NIC statistics:\n     [0]: rx_ucast_packets: 5\n     port.rx_bytes: 9\n")
     assert values(result, 0) == {"[0]: rx_ucast_packets": 5, "port.rx_bytes": 9}

@@ -219,6 +219,20 @@ def test_rdma_statistic_of_four_ports_then_show_counters_of_one() -> None:
     assert listed[(1, "out_of_buffer")] == 135 and listed[(1, "resp_cqe_flush_error")] == 998
 
 
+def test_bare_counters_with_the_persons_notes_after_the_values() -> None:
+    text = (
+        "# show_counters mlx5_3\nPort 1 hw counters:\n"
+        "out_of_sequence: 1811101   # after the reboot\nnp_cnp_sent: 52 <- low\n"
+        "rp_cnp_handled: 0\n"
+    )
+    result = rdma_counters.parse(io.BytesIO(text.encode()))
+    assert [(s.device, s.port, s.counter, s.value) for s in result.samples] == [
+        ("mlx5_3", 1, "out_of_sequence", 1811101),
+        ("mlx5_3", 1, "np_cnp_sent", 52),
+        ("mlx5_3", 1, "rp_cnp_handled", 0),
+    ]
+
+
 def test_nothing_of_the_kind_is_refused() -> None:
     with pytest.raises(ParseError, match="no RDMA counters"):
         parse_text("hello\nworld\n")
