@@ -34,6 +34,10 @@ BANNERS = (b"Successfully ran diagnostic",)
 
 _RESULT_WORDS = ("Pass", "Fail", "Skip", "Warn", "Not Run", "Error")
 _RESULT = re.compile(r"^(?P<result>Pass|Fail|Skip|Warn|Not Run)\b\s*(?:-\s*(?P<who>.*))?$")
+_GPU_RESULT = re.compile(
+    r"^GPU\s*(?P<gpu>\d+)\s*:\s*(?P<result>Pass|Fail|Skip|Warn|Not Run)\b(?P<rest>.*)$"
+)
+_POD_HOST = re.compile(r"\bExecuting in Pod \S+ on Host (?P<host>[\w.\-]+)")
 _GPU_LIST = re.compile(r"GPUs?:\s*(?P<ids>[\d,\s.]+)")
 _MESSAGE_ROWS = {"Warning", "Info", "Error"}
 _SECTION = re.compile(r"^[|+]-+\s+(?P<name>[A-Za-z][\w ]*?)\s+-+\+")
@@ -166,6 +170,9 @@ class _State:
 
     def feed(self, line: str) -> None:
         shell = prompt(line)
+        if m := _POD_HOST.search(line):  # kubectl exec into the GPU operator's dcgm pod
+            self.host = self.host or m["host"]
+            return
         if (command := _DMON_COMMAND.search(line)) and not self.fields:
             ids = [int(i) for i in command["ids"].split(",")]
             self.fields = [_FIELD_IDS.get(i, f"field{i}") for i in ids]
@@ -218,7 +225,11 @@ class _State:
             self._named_row(name, chunk)
             return
         stripped = chunk.strip()
-        if self.open_result is not None and _RESULT.match(stripped):
+        if self.open_result is not None and (m := _GPU_RESULT.match(stripped)):
+            # DCGM 4.x: "GPU0: Pass" rows under the test's overall result, one per GPU
+            self._close()
+            self._result(self.open_name, f"{m['result']} - GPU: {m['gpu']}{m['rest']}")
+        elif self.open_result is not None and _RESULT.match(stripped):
             self._close()
             self._result(self.open_name, stripped)  # another result line of the same test
         elif self.open_message is not None:

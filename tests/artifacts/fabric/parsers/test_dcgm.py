@@ -129,6 +129,25 @@ def test_dmon_rows_without_header_take_their_names_from_the_command_line() -> No
     assert bare.fields == ("field1", "field2")
 
 
+def test_dcgm4_per_gpu_result_rows_and_the_pod_host() -> None:
+    path = more_sample(
+        "dcgm/dcgm_issue253_dcgm423_diag_4gpu_new_per_gpu_rows_TRUNCATED_EXCERPT.txt"
+    )
+    assert detect_kind(path.name, path.read_bytes()) == "dcgm"
+    result = dcgm.parse(path.open("rb"))
+    assert result.host == "10.0.7.139"  # "Executing in Pod ... on Host 10.0.7.139"
+    assert result.metadata == {
+        "dcgm_version": "4.2.3",
+        "driver_version": "570.148.08",
+        "gpu_device_ids": "26b9, 26b9, 26b9, 26b9",
+    }
+    assert [(r.section, r.test, r.result, r.gpus) for r in result.results] == [
+        ("Deployment", "software", "Pass", ()),
+        *[("Deployment", "software", "Pass", (gpu,)) for gpu in range(4)],
+    ]
+    assert result.summary()["tests"] == 1 and result.summary()["failed"] == []
+
+
 def test_parts_of_a_diag_table() -> None:
     assert parse_file(THERMAL).parts == ("diag", "diag_messages")
     assert parse_file(P4DE).parts[:2] == ("metadata", "diag")
