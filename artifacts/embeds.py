@@ -15,10 +15,13 @@ from typing import Any
 from django.urls import reverse
 from django.utils.html import escape, format_html
 
+from artifacts.generic import artifact_excerpt
 from artifacts.models import Artifact, BenchmarkRun, Finding, TraceSummary
 from artifacts.runs import exports
 from charts.palette import TRACE_PARTS
 from documents.embeds import EmbedError, Pinned, chart_div, int_arg, register
+
+QUOTED_CHARS = 500  # of a cited line
 
 
 class RunChartEmbed:
@@ -87,7 +90,9 @@ class RunChartEmbed:
 
 
 class ArtifactEmbed:
-    """``{{artifact id=ID}}``: a card with the artifact's name, kind, hash and headline facts."""
+    """``{{artifact id=ID [line=N]}}``: a card with the artifact's name, kind, hash and headline
+    facts; ``line=N`` quotes that line of the file as uploaded (pinned with the hash), linked
+    to it (how a generic reading's items, and any line of evidence, are cited)."""
 
     name = "artifact"
     example = "{{artifact id=12}}"
@@ -97,18 +102,25 @@ class ArtifactEmbed:
         artifact = Artifact.objects.filter(pk=artifact_id).first()
         if artifact is None:
             raise EmbedError(f"{{{{artifact id={artifact_id}}}}}: no artifact #{artifact_id}")
+        snapshot = {
+            "name": artifact.original_name,
+            "kind": artifact.kind,
+            "size": artifact.size,
+            "summary": {k: v for k, v in artifact.summary.items() if _scalar_or_list(v)},
+        }
+        if "line" in args:
+            line = int_arg(args, "line")
+            quoted = artifact_excerpt(artifact, line, line)
+            if not quoted:
+                raise EmbedError(f"{{{{artifact id={artifact_id} line={line}}}}}: no such line")
+            snapshot.update(line=line, line_text=quoted[0][1][:QUOTED_CHARS])
         return Pinned(
             pinned={
                 "artifact_id": artifact.pk,
                 "artifact_sha256": artifact.sha256,
                 "parser_version": artifact.parser_version,
             },
-            snapshot={
-                "name": artifact.original_name,
-                "kind": artifact.kind,
-                "size": artifact.size,
-                "summary": {k: v for k, v in artifact.summary.items() if _scalar_or_list(v)},
-            },
+            snapshot=snapshot,
         )
 
     def render(self, pinned: Pinned, *, interactive: bool, dom_id: str) -> str:
@@ -126,11 +138,22 @@ class ArtifactEmbed:
                 reverse("artifact-detail", args=[pin["artifact_id"]]),
                 snap.get("name", "artifact"),
             )
+        quote = ""
+        if snap.get("line"):
+            where = format_html("line {}", snap["line"])
+            if interactive and pin.get("artifact_id"):
+                url = reverse("artifact-lines", args=[pin["artifact_id"]])
+                where = format_html(
+                    '<a href="{}?line={}#L{}">line {}</a>', url, *[snap["line"]] * 3
+                )
+            quote = format_html(
+                "<blockquote><code>{}</code> ({})</blockquote>", snap.get("line_text", ""), where
+            )
         return (
             f'<figure class="embed embed-artifact" id="{escape(dom_id)}"><figcaption>{name} '
             f"({escape(snap.get('kind', ''))}, sha256 "
             f"<code>{escape(str(pin.get('artifact_sha256', ''))[:16])}…</code>)</figcaption>"
-            f'<dl class="facts">{facts}</dl></figure>'
+            f'{quote}<dl class="facts">{facts}</dl></figure>'
         )
 
 

@@ -14,6 +14,7 @@ from artifacts.models import Artifact
 from artifacts.parsers import OTHER
 from artifacts.parsing import artifact_parse
 from artifacts.services import artifact_ingest, artifact_request_parse
+from documents.embeds import EMBED_KINDS, EmbedError
 from knowledge.search import search
 from tests.samples import more_sample
 
@@ -147,3 +148,18 @@ def test_a_real_file_no_parser_takes_is_read_and_shown(editor_client: Any) -> No
     assert "nsys_stats" in {k["kind"] for k in artifact.generic["nearest"]}
     assert "no nsys stats report found" in page
     assert "Parse as nsys_stats" in page
+
+
+def test_a_line_is_cited_in_a_document_with_the_artifact_embed() -> None:
+    artifact = read()
+    kind = EMBED_KINDS["artifact"]
+    pinned = kind.pin({"id": str(artifact.pk), "line": "4"})
+    assert pinned.pinned["artifact_sha256"] == artifact.sha256
+    assert (pinned.snapshot["line"], pinned.snapshot["line_text"]) == (4, "  link_speed: 400 Gb/s")
+    page = kind.render(pinned, interactive=True, dom_id="e1")
+    assert f'href="/artifacts/{artifact.pk}/lines/?line=4#L4"' in page
+    assert "<code>  link_speed: 400 Gb/s</code>" in page
+    static = kind.render(pinned, interactive=False, dom_id="e1")
+    assert "line 4" in static and "<a " not in static
+    with pytest.raises(EmbedError, match="no such line"):
+        kind.pin({"id": str(artifact.pk), "line": "400"})
