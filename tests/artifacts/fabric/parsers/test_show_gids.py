@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import show_gids
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
-from tests.samples import sample
+from tests.samples import more_sample, sample
 
 TWO_RAILS = (
     "root@gpu-node-07:~# show_gids\n"
@@ -71,6 +71,21 @@ def test_ipv4_is_read_from_a_mapped_gid_when_the_column_is_empty() -> None:
 def test_a_count_that_does_not_match_is_a_warning() -> None:
     text = TWO_RAILS.replace("n_gids_found=7", "n_gids_found=9")
     assert any("n_gids_found says 9" in w for w in parse(text).warnings)
+
+
+def test_the_tab_separated_table_of_one_roce_port() -> None:
+    path = more_sample("counters/show_gids_mlx5_roce_v1v2_tabs.txt")
+    assert detect_kind(path.name, path.read_bytes()) == "show_gids"
+    result = show_gids.parse(path.open("rb"))
+    assert [(g.index, g.version, g.ipv4, g.scope) for g in result.gids] == [
+        (0, "v1", None, "link-local"),
+        (1, "v2", None, "link-local"),
+        (2, "v1", "192.168.211.242", "ipv4"),
+        (3, "v2", "192.168.211.242", "ipv4"),
+    ]
+    [port] = result.ports
+    assert (port.device, port.port, port.netdev, port.v2_ipv4_index) == ("mlx5_0", 1, "rdma0", 3)
+    assert result.reported_count == 4 and result.warnings == ()
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
