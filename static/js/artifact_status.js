@@ -1,11 +1,14 @@
 // Artifact page: while a parse is pending or running, poll the API and update the badge;
-// reload once it lands so the derived tables appear.
+// reload once it lands so the derived tables appear. A file no parser took is read
+// generically just after: the page also waits (30 s at most) for that reading to land.
 (function () {
   "use strict";
   var box = document.getElementById("artifact-status");
   if (!box) return;
   var active = { pending: true, parsing: true };
-  if (!active[box.dataset.status]) return;
+  var awaiting = box.dataset.awaiting === "generic";
+  var tries = 0;
+  if (!active[box.dataset.status] && !awaiting) return;
   var badge = document.getElementById("status-badge");
   var progress = document.getElementById("status-progress");
   function poll() {
@@ -15,8 +18,10 @@
         badge.textContent = a.status;
         badge.className = "status status-" + a.status;
         progress.textContent = a.progress_percent != null ? a.progress_percent + "% read" : "";
+        var read = a.generic && Object.keys(a.generic).length > 0;
         if (active[a.status]) setTimeout(poll, 1000);
-        else window.location.reload();
+        else if (!awaiting || read) window.location.reload();
+        else if (++tries < 30) setTimeout(poll, 1000);
       })
       .catch(function () { setTimeout(poll, 3000); });
   }
