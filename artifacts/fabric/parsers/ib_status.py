@@ -39,6 +39,9 @@ _IBSTAT_PORT = re.compile(r"^\s*Port (?P<port>\d+):\s*$")
 _IBSTATUS = re.compile(r"^\s*Infiniband device '(?P<dev>[^']+)' port (?P<port>\d+) status:\s*$")
 _DEVINFO_HCA = re.compile(r"^\s*hca_id:\s*(?P<dev>\S+)\s*$")
 _DEVINFO_PORT = re.compile(r"^\s*port:\s*(?P<port>\d+)\s*$")
+_PORT_BLOCK_KEY = re.compile(
+    r"^\s*(?:State|Physical state|Rate|Base lid|SM lid|Port GUID|Link layer|Capability mask):"
+)
 _KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .\[\]/-]*?)\s*:\s*(?P<value>.*?)\s*$")
 _ERROR = re.compile(
     r"^\s*(?:ibpanic|ibwarn|ibv_devinfo|ibstat|ibstatus):|No IB devices found|Failed to", re.I
@@ -104,10 +107,14 @@ class IbStatusResult(ParseResult):
 
 
 def accepts(name: str, head: bytes) -> bool:
+    ports = keys = 0
     for line in head_text(head).splitlines()[:2000]:
         if _IBSTAT_CA.match(line) or _IBSTATUS.match(line) or _DEVINFO_HCA.match(line):
             return True
-    return False
+        ports += bool(_IBSTAT_PORT.match(line))
+        keys += bool(_PORT_BLOCK_KEY.match(line))
+    # a port block pasted without its CA line: "Port 1:" and ibstat's own port keys
+    return ports >= 1 and keys >= 3
 
 
 def parse(stream: BinaryIO) -> IbStatusResult:
@@ -164,6 +171,11 @@ class _State:
             self.hcas.setdefault(self.device, {})
             return True
         port = _IBSTAT_PORT.match(line)
+        if port and self.device is None:
+            # "ibstat | grep -A8 'Port 1'": a port block without its CA line; the adapter
+            # is not named ("")
+            self._tool("ibstat")
+            self.device = ""
         if port and self.device is not None:
             self._open_port(int(port["port"]))
             return True

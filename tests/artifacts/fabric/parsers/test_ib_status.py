@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -185,6 +186,28 @@ def test_ibv_devinfo_verbose_keeps_every_other_field_as_printed() -> None:
     assert port.details["gid_0"] == "fe80:0000:0000:0000:0ac0:ebff:fe3d:ca54, RoCE v1"
     assert port.details["gid_3"] == "::ffff:10.110.0.33, RoCE v2"
     assert port.details["max_msg_sz"] == "0x40000000"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_any_cut_of_ibstat_keeps_the_ports_whose_block_it_holds(data: st.DataObject) -> None:
+    # "ibstat | grep -A8 'Port 1'", a paste that starts mid-adapter: every port whose
+    # "Port N:" .. "Rate:" lines lie in the kept part is still read, CA line or not
+    lines = sample(SOME_DOWN).read_text().splitlines()
+    start = data.draw(st.integers(0, len(lines) - 1))
+    end = data.draw(st.integers(start + 1, len(lines)))
+    blocks = [i for i, line in enumerate(lines) if re.fullmatch(r"Port \d+:", line.strip())]
+    kept = [i for i in blocks if start <= i and i + 3 < end]
+    expected = sorted(
+        (lines[i + 1].split(":")[1].strip().upper(), int(lines[i + 3].split(":")[1])) for i in kept
+    )
+    fragment = "\n".join(lines[start:end]).encode()
+    try:
+        ports = ib_status.parse(io.BytesIO(fragment)).ports
+    except ParseError:
+        ports = ()
+    got = sorted((p.state, int(p.rate_gbps)) for p in ports if p.rate_gbps is not None)
+    assert all(e in got for e in expected), (expected, got)
 
 
 def test_no_devices_is_refused_with_the_tools_message() -> None:
