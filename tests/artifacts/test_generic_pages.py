@@ -163,3 +163,14 @@ def test_a_line_is_cited_in_a_document_with_the_artifact_embed() -> None:
     assert "line 4" in static and "<a " not in static
     with pytest.raises(EmbedError, match="no such line"):
         kind.pin({"id": str(artifact.pk), "line": "400"})
+
+
+def test_the_page_waits_for_the_reading_of_a_file_no_parser_took(editor_client: Any) -> None:
+    artifact = ingest(CONFIG, "rack-notes.txt")  # stored; the reading is still queued
+    page = editor_client.get(artifact.get_absolute_url()).content.decode()
+    assert 'data-awaiting="generic"' in page  # artifact_status.js polls until it lands
+    artifact = artifact_parse(artifact_id=artifact.pk)
+    assert (
+        'data-awaiting="generic"'
+        not in editor_client.get(artifact.get_absolute_url()).content.decode()
+    )
