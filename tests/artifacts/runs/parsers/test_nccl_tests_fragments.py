@@ -525,3 +525,42 @@ def test_env_of_real_runs_that_differ_in_one_setting() -> None:
     # both echo NCCL_TOPO_DUMP_FILE (a dump switch, left out); only one loads a topology file
     assert normal.env == {}
     assert faulty.env == {"NCCL_TOPO_FILE": "/home/zx/nccl-tests/topo_fail.xml"}
+
+
+# ------------------------------------------- any contiguous part of a real log (generated)
+
+ROW_LINE = re.compile(r"^\s*\d+\s+\d+\s+(?:float|double|half|bfloat16|u?int\d+)\s")
+CUT_SAMPLES = [
+    T + "alcf_sirius_n2_g4_all_reduce.dat",
+    T + "alcf_sophia_n2_g8_all_gather_ok.dat",
+    T + "alcf_polaris_n8_g4_alltoall_slingshot_timeouts.dat",
+    T + "xxrjun_smoke_N2_G1.log",
+]
+
+
+def _lines_and_rows(relative: str) -> tuple[list[str], dict[int, object]]:
+    """The sample's lines, and the parsed row of each row line (by line index)."""
+    path = any_sample(relative)
+    lines = path.read_text().splitlines()
+    rows = [row for run in nccl_tests.parse(path.open("rb")).runs for row in run.rows]
+    at = [i for i, line in enumerate(lines) if ROW_LINE.match(line)]
+    assert len(at) == len(rows)  # every row line is a row of the whole file
+    return lines, dict(zip(at, rows, strict=True))
+
+
+@pytest.mark.parametrize("relative", CUT_SAMPLES)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_cut_keeps_every_row_in_the_kept_part(relative: str, data: st.DataObject) -> None:
+    # Fragments are first-class: any contiguous part of the output holding a result row
+    # gives those rows, as the whole file read them, and says which parts it saw.
+    lines, rows = _lines_and_rows(relative)
+    start = data.draw(st.integers(0, len(lines) - 1))
+    end = data.draw(st.integers(start + 1, len(lines)))
+    kept = [rows[i] for i in range(start, end) if i in rows]
+    if not kept:
+        return
+    result = nccl_tests.parse(io.BytesIO(("\n".join(lines[start:end]) + "\n").encode()))
+    got = [row for run in result.runs for row in run.rows]
+    assert got == kept
+    assert all("rows" in run.parts for run in result.runs if run.rows)
