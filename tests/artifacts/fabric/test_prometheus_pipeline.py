@@ -63,3 +63,22 @@ def test_query_range_series_become_rates_with_resets_flagged() -> None:
     got = [(r.dt_seconds, r.delta, r.flag) for r in rates.order_by("at")]
     assert got == [(30.0, 300.0, ""), (30.0, None, "reset")]
     assert HostFact.objects.get(artifact=artifact, name="gpu.uuid").value == "GPU-1234"
+
+
+def test_sample_labels_are_stored_as_host_facts() -> None:
+    # dcgm-exporter with --kubernetes: the pod a GPU served and its model/UUID per gpu index
+    labels = (
+        'gpu="3",UUID="GPU-abc",modelName="NVIDIA H100 80GB HBM3",Hostname="gpu-node-09",'
+        'pod="train-3",namespace="ml",job="dcgm",instance="10.1.0.9:9400"'
+    )
+    text = "".join(
+        f"# TYPE {name} gauge\n{name}{{{labels}}} {value}\n"
+        for name, value in (("DCGM_FI_DEV_GPU_UTIL", 97), ("DCGM_FI_DEV_GPU_TEMP", 41))
+    )
+    artifact = evaluated(upload_text("dcgm.prom", text))
+    assert artifact.kind == "prometheus_text"
+    rows = {(f.host, f.device, f.name): f.value for f in HostFact.objects.filter(artifact=artifact)}
+    assert rows[("gpu-node-09", "GPU 3", "gpu.uuid")] == "GPU-abc"
+    assert rows[("gpu-node-09", "GPU 3", "gpu.name")] == "NVIDIA H100 80GB HBM3"
+    assert rows[("gpu-node-09", "GPU 3", "k8s.pod")] == "train-3"
+    assert rows[("gpu-node-09", "", "prometheus.job")] == "dcgm"

@@ -5,9 +5,12 @@ port, counter): the host comes from ``Hostname`` (dcgm-exporter), ``hostname``/`
 ``node``/``nodename`` or ``instance`` (without ``:port``); the device from ``gpu`` (as
 ``GPU <n>``, like dcgmi and nvidia-smi), ``device``/``interface``/``hca``, or ``cpu`` (as
 ``cpu<n>``); the port from ``port``. Descriptive labels become host/device facts
-(``UUID``, ``modelName``, ``DCGM_FI_DRIVER_VERSION``, ``pci_bus_id``) and scheduling labels
-(``job``, ``pod``, ``namespace``, ``container``...) are dropped; every other label stays in
-the counter name (``node_cpu_seconds_total{mode="idle"}``) so distinct series never merge.
+(``UUID``, ``modelName``, ``DCGM_FI_DRIVER_VERSION``, ``pci_bus_id``, dcgm-exporter's
+``device="nvidia0"``), the scrape's ``job``/``instance`` become host facts and the workload
+labels (``pod``, ``namespace``, ``container``: the Kubernetes pod a GPU served) device facts;
+an info metric (``node_dmi_info``, ``node_os_info``, ``nvidia_smi_gpu_info``: value 1, the
+facts in its labels) gives every label as a fact. Every other label stays in the counter
+name (``node_cpu_seconds_total{mode="idle"}``) so distinct series never merge.
 node_exporter's ethtool collector prefixes NIC statistics with ``node_ethtool_``; the prefix
 is removed so that ``rx_prio3_pause`` is the same counter whether ethtool or a scrape read it
 and the findings rules apply to both.
@@ -35,6 +38,27 @@ FACT_LABELS = {
     "DCGM_FI_DRIVER_VERSION": "gpu.driver_version",
     "pci_bus_id": "gpu.bus_id",
 }
+# labels of the scrape (host facts) and of the workload a device served (device facts)
+SCRAPE_LABELS = {"job": "prometheus.job", "instance": "prometheus.instance"}
+WORKLOAD_LABELS = {
+    "pod": "k8s.pod", "namespace": "k8s.namespace", "container": "k8s.container",
+    "exported_pod": "k8s.pod", "exported_namespace": "k8s.namespace",
+    "exported_container": "k8s.container",
+}  # fmt: skip
+# info metrics' labels that are facts PerfHub already names (others: "<metric>.<label>")
+INFO_ALIASES = {
+    ("node_dmi_info", "product_name"): "hardware.name",
+    ("node_dmi_info", "sys_vendor"): "hardware.vendor",
+    ("node_dmi_info", "bios_version"): "bios.version",
+    ("node_os_info", "pretty_name"): "os.name",
+    ("node_uname_info", "release"): "kernel.version",
+    ("node_uname_info", "machine"): "cpu.arch",
+    ("nvidia_smi_gpu_info", "name"): "gpu.name",
+    ("nvidia_smi_gpu_info", "uuid"): "gpu.uuid",
+    ("nvidia_smi_gpu_info", "driver_version"): "gpu.driver_version",
+    ("nvidia_smi_gpu_info", "vbios_version"): "gpu.vbios_version",
+}
+MAX_INFO_LABELS = 40  # facts one info series may give
 _DEVICE_LABELS = ("device", "interface", "ifname", "hca", "ib_device", "netdev")
 _PREFIXES = ("node_ethtool_",)
 _DCGM_UNITS = (
@@ -97,11 +121,7 @@ def place(name: str, labels: dict[str, str]) -> Placed:
     if labels.get("port", "").isdigit():
         port = int(labels["port"])
         used.add("port")
-    facts = tuple(
-        LabelFact(host, device, fact, labels[key])
-        for key, fact in FACT_LABELS.items()
-        if labels.get(key)
-    )
+    facts = _label_facts(name, labels, host, device, used)
     rest = sorted(
         (k, v) for k, v in labels.items() if k not in used and k not in DROPPED_LABELS
         and k not in FACT_LABELS
@@ -112,6 +132,33 @@ def place(name: str, labels: dict[str, str]) -> Placed:
             base = base[len(prefix) :]
     counter = base + ("{" + ",".join(f'{k}="{v}"' for k, v in rest) + "}" if rest else "")
     return Placed(host, device, port, counter[:200], unit_for(base), facts)
+
+
+def _label_facts(
+    name: str, labels: dict[str, str], host: str | None, device: str | None, used: set[str]
+) -> tuple[LabelFact, ...]:
+    out = [
+        LabelFact(host, device, fact, labels[k]) for k, fact in FACT_LABELS.items() if labels.get(k)
+    ]
+    if device and device.startswith("GPU ") and labels.get("device"):  # dcgm-exporter: nvidia0
+        out.append(LabelFact(host, device, "gpu.device_file", labels["device"]))
+    out += [
+        LabelFact(host, None, fact, labels[k]) for k, fact in SCRAPE_LABELS.items() if labels.get(k)
+    ]
+    if device is not None:
+        out += [
+            LabelFact(host, device, fact, labels[k])
+            for k, fact in WORKLOAD_LABELS.items()
+            if labels.get(k)
+        ]
+    if name.endswith("_info"):
+        skip = used | set(HOST_LABELS) | set(FACT_LABELS) | set(SCRAPE_LABELS) | {"__name__"}
+        info = [(k, v) for k, v in sorted(labels.items()) if k not in skip and v]
+        out += [
+            LabelFact(host, device, INFO_ALIASES.get((name, k), f"{name}.{k}"), v)
+            for k, v in info[:MAX_INFO_LABELS]
+        ]
+    return tuple(out)
 
 
 def unit_for(name: str) -> str:

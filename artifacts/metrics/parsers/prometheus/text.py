@@ -52,6 +52,9 @@ class PrometheusTextResult(ParseResult):
     hosts: tuple[str, ...] = ()
     samples: tuple[CounterSample, ...] = ()
     facts: tuple[LabelFact, ...] = ()
+    # the parts of the exposition format seen: help, type, samples, timestamps, eof; a
+    # fragment (samples pasted without their # HELP/# TYPE lines) says so
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -151,6 +154,7 @@ class _State:
         self.facts: dict[tuple[str | None, str | None, str], LabelFact] = {}
         self.uname_host: str | None = None
         self.uname_release: str | None = None
+        self.parts: dict[str, None] = {}
 
     def feed(self, line: str) -> None:
         if not line:
@@ -158,8 +162,12 @@ class _State:
         if line.startswith("#"):
             if line == "# EOF":
                 self.open_metrics = True
+                self.parts.setdefault("eof", None)
             elif m := _TYPE.match(line):
                 self.types.setdefault(m["name"], m["type"])
+                self.parts.setdefault("type", None)
+            elif _HELP.match(line):
+                self.parts.setdefault("help", None)
             return
         parsed = split_sample(line)
         if parsed is None:
@@ -167,6 +175,9 @@ class _State:
             return
         name, labels, value, stamp = parsed
         self.samples_seen += 1
+        self.parts.setdefault("samples", None)
+        if stamp is not None:
+            self.parts.setdefault("timestamps", None)
         key = (name, tuple(sorted(labels.items())))
         if key in self.seen or len(self.seen) >= _MAX_SERIES:
             self.snapshot += 1  # the same series again: the next scrape begins
@@ -202,6 +213,8 @@ class _State:
         ]
         if self.uname_release:
             facts.append(LabelFact(self.uname_host, None, "kernel.version", self.uname_release))
+        # node_uname_info's labels are read twice (its host, and as an info metric): one each
+        facts = list({(f.host, f.device, f.name): f for f in facts}.values())
         warnings = list(repair) + self.buffer.warnings()
         if self.bad:
             warnings.append(f"{self.bad} line(s) were neither comments nor samples")
@@ -216,6 +229,9 @@ class _State:
             hosts=tuple(sorted({s.host for s in samples if s.host})),
             samples=tuple(samples),
             facts=tuple(facts),
+            parts=tuple(
+                p for p in ("help", "type", "samples", "timestamps", "eof") if p in self.parts
+            ),
             warnings=tuple(warnings),
         )
 

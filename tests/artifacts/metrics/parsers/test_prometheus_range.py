@@ -53,7 +53,11 @@ def test_matrix_points_become_timed_snapshots() -> None:
         ("gpu-node-08", "GPU 3", 40, "C"), ("gpu-node-08", "GPU 3", 43, "C"),
     ]  # fmt: skip
     assert any("NaN" in w for w in r.warnings)
-    assert [(f.device, f.name, f.value) for f in r.facts] == [("GPU 3", "gpu.uuid", "GPU-abc")]
+    assert [(f.host, f.device, f.name, f.value) for f in r.facts] == [
+        ("gpu-node-07", None, "prometheus.job", "node"),  # the series' scrape labels
+        ("gpu-node-07", None, "prometheus.instance", "gpu-node-07:9100"),
+        ("gpu-node-08", "GPU 3", "gpu.uuid", "GPU-abc"),
+    ]
     summary = r.summary()
     assert (summary["series"], summary["points"]) == (2, 5)
     assert summary["hosts"] == ["gpu-node-07", "gpu-node-08"]
