@@ -222,7 +222,7 @@ def parse(stream: BinaryIO) -> MlxlinkResult:
     for line in reader:
         state.feed(line)
     state.finish()
-    runs = [r for r in state.runs if r["sections"]]
+    runs = [r for r in state.runs if r["sections"] and not _too_little(r)]
     if not runs:
         raise ParseError("no mlxlink output (an 'Operational Info' section) found")
     buffer = SampleBuffer()
@@ -292,9 +292,17 @@ class _State:
             self.previous = None  # its underline, when it follows, opens nothing more
             return
         kv = _KEY_VALUE.match(line)
-        if kv is None or not self.runs:
+        if kv is None:
             return
         key = _snake(kv["key"])
+        if not self.runs and key in _SECTION_OF_KEY:
+            # a paste that starts inside a section: a run without its command or title; it
+            # counts only with two known keys (see parse)
+            self._new_run("")
+            if self.runs:
+                self.runs[-1]["implicit"] = True
+        if not self.runs:
+            return
         # lines kept by a grep have lost their section: a known key names it
         section = self.section or _SECTION_OF_KEY.get(key)
         if section is not None:
@@ -436,6 +444,12 @@ def _port(run: dict[str, Any]) -> MlxlinkPort:
         parts=tuple(sections),
         source=run.get("source", "text"),
     )
+
+
+def _too_little(run: dict[str, Any]) -> bool:
+    """A run opened by a bare key (no command, title or heading) with one known key: one
+    ``State : Active`` line is not enough to call the file mlxlink output."""
+    return bool(run.get("implicit")) and sum(map(len, run["sections"].values())) < 2
 
 
 def _snake(title: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -236,6 +237,32 @@ def test_a_json_document_cut_before_its_end_is_warned() -> None:
     both = io.BytesIO(text + b"\n" + sample(BF3).read_bytes())
     result = mlxlink.parse(both)
     assert len(result.ports) == 2 and any("cut before its end" in w for w in result.warnings)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_any_cut_keeps_the_facts_whose_lines_it_holds(data: st.DataObject) -> None:
+    # a paste that starts or ends anywhere: a serial number or a counter whose line is kept
+    # (with one more known line beside it) is still read, section title or not
+    lines = sample(BF3).read_text().splitlines()
+    start = data.draw(st.integers(0, len(lines) - 1))
+    end = data.draw(st.integers(start + 1, len(lines)))
+    kept = lines[start:end]
+    keys = [re.sub(r"[^a-z0-9]+", "_", line.split(" : ")[0].lower()).strip("_") for line in kept]
+    known = [key for key in keys if key in mlxlink._SECTION_OF_KEY]
+    try:
+        ports = mlxlink.parse(io.BytesIO("\n".join(kept).encode())).ports
+    except ParseError:
+        assert len(known) < 2
+        return
+    serials = {p.cable.get("serial_number") for p in ports}
+    clears = {p.counters.get("time_since_last_clear_min") for p in ports}
+    for line in kept:
+        key, _, value = line.partition(" : ")
+        if key.strip() == "Vendor Serial Number":
+            assert value.strip() in serials
+        if key.strip() == "Time Since Last Clear [Min]":
+            assert float(value) in clears
 
 
 def test_nothing_of_the_kind_is_refused() -> None:
