@@ -11,14 +11,16 @@ from __future__ import annotations
 import functools
 import logging
 from typing import Any
+from urllib.parse import urlencode
 
 import requests
 from django.conf import settings
-from django.contrib.auth import get_user_model
+from django.contrib.auth import BACKEND_SESSION_KEY, get_user_model
 from django.contrib.auth.decorators import login_not_required
-from django.contrib.auth.views import LoginView
+from django.contrib.auth.views import LoginView, LogoutView
 from django.core.exceptions import ImproperlyConfigured
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import resolve_url
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.utils import import_from_settings
 from mozilla_django_oidc.views import (
@@ -36,6 +38,7 @@ _DISCOVERED = {
     "OIDC_OP_TOKEN_ENDPOINT": "token_endpoint",
     "OIDC_OP_USER_ENDPOINT": "userinfo_endpoint",
     "OIDC_OP_JWKS_ENDPOINT": "jwks_uri",
+    "OIDC_OP_LOGOUT_ENDPOINT": "end_session_endpoint",  # optional (RP-initiated logout)
 }
 
 
@@ -57,7 +60,11 @@ def oidc_setting(attr: str, *default: Any) -> Any:
     if attr in _DISCOVERED and not getattr(settings, attr, None):
         issuer = getattr(settings, "PERFHUB_OIDC_ISSUER", "")
         if issuer:
-            return discovery(issuer)[_DISCOVERED[attr]]
+            if value := discovery(issuer).get(_DISCOVERED[attr]):
+                return value
+            if default:
+                return default[0]
+            raise ImproperlyConfigured(f"{issuer} names no {_DISCOVERED[attr]}: set {attr}")
     return import_from_settings(attr, *default)
 
 
@@ -168,3 +175,41 @@ class SignInView(LoginView):
         context["oidc_name"] = settings.PERFHUB_OIDC_NAME if settings.PERFHUB_OIDC_ENABLED else ""
         context["signin_refused"] = self.request.GET.get("signin") == "refused"
         return context
+
+
+def provider_logout_url(request: HttpRequest) -> str:
+    """The provider's end-session URL for someone who signed in through it, else "".
+
+    Signing out of PerfHub alone would leave the provider's session open, and the next
+    "Sign in with ..." would let the same person straight back in (RP-Initiated Logout 1.0).
+    Local and LDAP users never cause a call to the provider.
+    """
+    backend = f"{PerfHubOIDCBackend.__module__}.{PerfHubOIDCBackend.__qualname__}"
+    id_token = request.session.get("oidc_id_token")
+    if not (settings.PERFHUB_OIDC_ENABLED and settings.PERFHUB_OIDC_PROVIDER_LOGOUT):
+        return ""
+    if not id_token or request.session.get(BACKEND_SESSION_KEY) != backend:
+        return ""
+    try:
+        end_session = oidc_setting("OIDC_OP_LOGOUT_ENDPOINT", "")
+    except requests.RequestException as exc:
+        log.warning("OIDC sign-out at the provider skipped: discovery: %s", exc)
+        return ""
+    if not end_session:
+        return ""
+    back = request.build_absolute_uri(resolve_url(settings.LOGOUT_REDIRECT_URL))
+    query = {
+        "id_token_hint": id_token,
+        "client_id": settings.OIDC_RP_CLIENT_ID,
+        "post_logout_redirect_uri": back,
+    }
+    return f"{end_session}{'&' if '?' in end_session else '?'}{urlencode(query)}"
+
+
+class SignOutView(LogoutView):
+    """Django's sign-out, then the provider's for users who signed in through it."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        at_provider = provider_logout_url(request)  # read before the session is flushed
+        response = super().post(request, *args, **kwargs)
+        return HttpResponseRedirect(at_provider) if at_provider else response

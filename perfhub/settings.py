@@ -224,6 +224,13 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # parses are long; don't hoard them on one worker
 CELERY_TASK_ALWAYS_EAGER = env_bool("PERFHUB_TASKS_EAGER", False)
+# A parse that has not moved for this long, run by no live worker, is re-queued once
+# (artifacts/stalls.py); celery beat (`make run` starts it) checks every minute.
+PERFHUB_PARSE_STALL_SECONDS = max(30, env_int("PERFHUB_PARSE_STALL_SECONDS", 180))
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stalled-parses": {"task": "artifacts.requeue_stalled", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Auth, API ------------------------------------------------------------------------------
@@ -272,6 +279,10 @@ OIDC_RP_SIGN_ALGO = env_choice(
 ).upper()
 OIDC_RP_SCOPES = env_str("PERFHUB_OIDC_SCOPES", "openid email profile")
 OIDC_USE_PKCE = True  # the code is useless to whoever intercepts the redirect
+# Kept in the session for the provider's end-session call at sign-out (id_token_hint).
+OIDC_STORE_ID_TOKEN = True
+OIDC_OP_LOGOUT_ENDPOINT = env_str("PERFHUB_OIDC_END_SESSION_ENDPOINT")
+PERFHUB_OIDC_PROVIDER_LOGOUT = env_bool("PERFHUB_OIDC_PROVIDER_LOGOUT", True)
 OIDC_TIMEOUT = env_int("PERFHUB_OIDC_TIMEOUT", 10)
 OIDC_VERIFY_SSL = env_bool("PERFHUB_OIDC_VERIFY_TLS", True)
 # A refused sign-in (no user name claim, or no group with a role) says so on the login page.

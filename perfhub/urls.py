@@ -1,5 +1,4 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -12,7 +11,7 @@ urlpatterns = [
     # OpenID Connect's start and return; 404 unless PERFHUB_OIDC_CLIENT_ID is set
     path("oidc/authenticate/", auth_oidc.authenticate_view, name="oidc_authentication_init"),
     path("oidc/callback/", auth_oidc.callback_view, name="oidc_authentication_callback"),
-    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("logout/", auth_oidc.SignOutView.as_view(), name="logout"),
     path("account/token/", views.api_token, name="api-token"),
     path("admin/", admin.site.urls),
     path("", include("artifacts.urls")),

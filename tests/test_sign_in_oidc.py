@@ -82,7 +82,13 @@ def provider(tmp_path_factory: pytest.TempPathFactory, live_server: Any) -> Iter
     try:
         wait_for_port(port, server)
         found = Provider(url=f"http://127.0.0.1:{port}", env=env)
-        found.populate("client", CLIENT_ID, CLIENT_SECRET, f"{live_server.url}/oidc/callback/")
+        found.populate(
+            "client",
+            CLIENT_ID,
+            CLIENT_SECRET,
+            f"{live_server.url}/oidc/callback/",
+            f"{live_server.url}/login/",
+        )
         yield found
     finally:
         stop(server)
@@ -128,6 +134,13 @@ def _sign_in_at_provider(browser: requests.Session, start: str, name: str) -> re
     )
 
 
+def _sign_out(browser: requests.Session, base: str, page: str) -> requests.Response:
+    """Submit the page's own sign-out form (a POST with its CSRF token)."""
+    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page)
+    assert csrf and 'action="/logout/"' in page
+    return browser.post(f"{base}/logout/", data={"csrfmiddlewaretoken": csrf.group(1)}, timeout=30)
+
+
 def _roles(name: str) -> set[str]:
     from django.contrib.auth.models import User
 
@@ -159,16 +172,27 @@ def test_a_company_user_signs_in_gets_roles_from_groups_and_signs_out(oidc, live
     assert not alice.has_usable_password()  # the provider holds the password, not PerfHub
     assert _roles("alice") == {"editor", "viewer"}  # "sales" maps to nothing
 
-    # the page's own sign-out form (a POST with its CSRF token)
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', home.text)
-    assert csrf and 'action="/logout/"' in home.text
-    out = browser.post(
-        f"{live_server.url}/logout/", data={"csrfmiddlewaretoken": csrf.group(1)}, timeout=30
-    )
-    assert out.url.startswith(f"{live_server.url}/login/")
+    # signing out ends the provider's session too: the next sign-in asks for the password
+    out = _sign_out(browser, live_server.url, home.text)
+    assert out.url == f"{live_server.url}/login/", out.url
     assert browser.get(f"{live_server.url}/runs/", timeout=30).url.startswith(
         f"{live_server.url}/login/"
     )
+    again = _sign_in_at_provider(browser, f"{live_server.url}/oidc/authenticate/", "alice")
+    assert again.url == f"{live_server.url}/"
+
+
+def test_without_provider_logout_the_provider_session_outlives_perfhubs(  # type: ignore[no-untyped-def]
+    oidc, live_server, settings
+) -> None:
+    settings.PERFHUB_OIDC_PROVIDER_LOGOUT = False
+    oidc.user("dave", "perf")
+    browser = requests.Session()
+    home = _sign_in_at_provider(browser, f"{live_server.url}/oidc/authenticate/", "dave")
+    assert _sign_out(browser, live_server.url, home.text).url == f"{live_server.url}/login/"
+    # still signed in at the provider: straight back in, no password asked
+    back = browser.get(f"{live_server.url}/oidc/authenticate/", timeout=30)
+    assert back.url == f"{live_server.url}/" and "/accounts/login/" not in back.text
 
 
 def test_roles_follow_the_groups_at_every_sign_in(oidc, live_server) -> None:  # type: ignore[no-untyped-def]

@@ -1,6 +1,6 @@
 """Fill the test provider's database: ``python -m tests.oidc_provider.populate COMMAND ...``
 
-``client ID SECRET REDIRECT_URI``: a confidential client for the authorization-code flow,
+``client ID SECRET REDIRECT_URI LOGOUT_URI``: a confidential client for the authorization-code flow,
 RS256-signed ID tokens, no consent page (as a company provider configures its own apps).
 ``user NAME PASSWORD EMAIL [GROUP ...]``: create the user or reset its password and groups.
 """
@@ -19,7 +19,7 @@ def main(argv: list[str]) -> None:
 
     command, *args = argv
     if command == "client":
-        client_id, secret, redirect_uri = args
+        client_id, secret, redirect_uri, logout_uri = args
         Application.objects.filter(client_id=client_id).delete()
         Application.objects.create(
             name="PerfHub",
@@ -28,6 +28,7 @@ def main(argv: list[str]) -> None:
             client_type=Application.CLIENT_CONFIDENTIAL,
             authorization_grant_type=Application.GRANT_AUTHORIZATION_CODE,
             redirect_uris=redirect_uri,
+            post_logout_redirect_uris=logout_uri,
             algorithm=Application.RS256_ALGORITHM,
             skip_authorization=True,
         )

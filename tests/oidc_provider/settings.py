@@ -48,6 +48,9 @@ OAUTH2_PROVIDER = {
     "OIDC_RSA_PRIVATE_KEY": Path(os.environ["OIDC_PROVIDER_KEY"]).read_text(),
     "OAUTH2_VALIDATOR_CLASS": "tests.oidc_provider.validator.ClaimsValidator",
     "PKCE_REQUIRED": True,
+    # PerfHub's sign-out ends the provider session too, without a confirmation page
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
+    "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
     "SCOPES": {
         "openid": "OpenID Connect",
         "profile": "name and user name",
