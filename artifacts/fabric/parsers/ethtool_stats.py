@@ -43,7 +43,7 @@ _DRIVER_INFO = re.compile(
 _INTERFACE = re.compile(r"^[a-z][\w.\-]*\d[\w.\-]*$")  # eth1, enp178s0f0, ib0, mlx5_0, bond0
 _SETTINGS = re.compile(r"^\s*Settings for (?P<dev>[^\s:]+):\s*$")
 _LINK_SETTING = re.compile(
-    r"^\s*(?P<key>Speed|Duplex|Port|Link detected|Auto-negotiation):\s*(?P<value>.*?)\s*$"
+    r"^\s*(?P<key>Speed|Duplex|Port|Link detected|Auto-negotiation|Lanes):\s*(?P<value>.*?)\s*$"
 )
 _SPEED = re.compile(r"^(?P<mbps>\d+)\s*Mb/s$")
 _FAILURE = re.compile(r"no stats available|Cannot get stats|Operation not supported", re.IGNORECASE)
@@ -72,6 +72,7 @@ class LinkSettings:
     port: str | None  # "Direct Attach Copper", "FIBRE", ...
     autoneg: str | None
     link_detected: bool | None
+    lanes: int | None = None  # "Lanes: 4" (ethtool 5.10+): the lanes the speed runs over
 
 
 @dataclasses.dataclass(frozen=True)
@@ -325,4 +326,5 @@ def _link(block: dict[str, Any]) -> LinkSettings:
         port=block.get("Port"),
         autoneg=block.get("Auto-negotiation"),
         link_detected=None if detected is None else detected.lower() == "yes",
+        lanes=int(block["Lanes"]) if str(block.get("Lanes", "")).isdigit() else None,
     )

@@ -309,3 +309,10 @@ def test_link_settings_and_counters_in_one_file() -> None:
     assert [(s.device, s.counter, s.value) for s in result.samples] == [
         ("eth3", "rx_prio3_pause", 12)
     ]
+
+
+def test_newer_ethtool_prints_the_lanes_of_the_speed() -> None:
+    text = SETTINGS.replace("\tDuplex: Full\n", "\tLanes: 4\n\tDuplex: Full\n", 1)
+    first, second = parse_text(text).links
+    assert (first.speed_mbps, first.lanes) == (200000, 4)
+    assert second.lanes is None and parse_text(SETTINGS).links[0].lanes is None
