@@ -5,7 +5,9 @@ subset that matters on RDMA/GPU training hosts — socket buffers, NUMA balancin
 hugepages, zone reclaim, reverse-path filtering and ARP behaviour per interface — so the
 loader stores those as host facts and the findings rules read them. ``kernel.hostname`` names
 the host when no shell prompt does. ``sysctl: permission denied on key ...`` and similar tool
-messages become warnings, not settings.
+messages become warnings, not settings. The same settings read from ``/proc/sys`` by a shell
+(``grep . /proc/sys/net/core/*mem*`` -> ``path:value``, ``for f in ...; do echo $f $(cat $f)``
+-> ``path value``) are keys too: ``/proc/sys/net/core/rmem_max`` is ``net.core.rmem_max``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ MAX_VALUE = 500
 _TOP = ("abi", "crypto", "debug", "dev", "fs", "kernel", "net", "sunrpc", "user", "vm")
 _LINE = re.compile(
     rf"^\s*(?P<key>(?:{'|'.join(_TOP)})(?:\.[\w\-:@+*%]+)+)\s*=\s?(?P<value>.*?)\s*$"
+)
+_PROC_LINE = re.compile(
+    rf"^\s*/proc/sys/(?P<path>(?:{'|'.join(_TOP)})(?:/[\w\-@+*%.]+)+?)(?:\s*:\s*|\s+)"
+    r"(?P<value>\S.*?)\s*$"
 )
 _TOOL_MESSAGE = re.compile(r"^\s*sysctl:\s*(?P<msg>.+)$")
 
@@ -100,13 +106,13 @@ def is_notable(key: str) -> bool:
 
 def accepts(name: str, head: bytes) -> bool:
     text = head_text(head)
-    if text.count("=") < 3:  # each "key = value" line holds one; three are needed
+    if text.count("=") < 3 and text.count("/proc/sys/") < 3:  # one per setting line
         return False
     settings = other = 0
     for line in text.splitlines()[:3000]:
         if not line.strip():
             continue
-        if _LINE.match(line):
+        if _LINE.match(line) or _PROC_LINE.match(line):
             settings += 1
         elif not _TOOL_MESSAGE.match(line) and prompt(line) is None:
             other += 1
@@ -128,10 +134,10 @@ def parse(stream: BinaryIO) -> SysctlResult:
             if len(errors) < 1000:
                 errors.append(m["msg"][:300])
             continue
-        m = _LINE.match(line)
+        m = _LINE.match(line) or _PROC_LINE.match(line)
         if m is None:
             continue
-        key = m["key"]
+        key = m["key"] if m.re is _LINE else m["path"].replace("/", ".")
         if key not in values and len(values) >= MAX_KEYS:
             dropped += 1
             continue

@@ -78,6 +78,28 @@ def test_prompt_host_when_no_hostname_key() -> None:
     assert result.host == "node3" and result.get("vm.nr_hugepages").numbers == (1024,)
 
 
+def test_proc_sys_read_by_grep_and_by_a_shell_loop() -> None:
+    text = (
+        "$ grep . /proc/sys/net/core/rmem_max /proc/sys/net/ipv4/tcp_rmem\n"
+        "/proc/sys/net/core/rmem_max:268435456\n"
+        "/proc/sys/net/ipv4/tcp_rmem:4096\t131072\t6291456\n"
+        "$ for f in /proc/sys/vm/swappiness /proc/sys/kernel/numa_balancing; do\n"
+        ">   echo $f $(cat $f); done\n"
+        "/proc/sys/vm/swappiness 10\n"
+        "/proc/sys/kernel/numa_balancing 0\n"
+    )
+    assert sysctl.accepts("x", text.encode())
+    result = sysctl.parse(io.BytesIO(text.encode()))
+    got = {s.key: (s.value, s.numbers) for s in result.settings}
+    assert got == {
+        "net.core.rmem_max": ("268435456", (268435456,)),
+        "net.ipv4.tcp_rmem": ("4096\t131072\t6291456", (4096, 131072, 6291456)),
+        "vm.swappiness": ("10", (10,)),
+        "kernel.numa_balancing": ("0", (0,)),
+    }
+    assert {s.key for s in result.notable} >= {"net.core.rmem_max", "vm.swappiness"}
+
+
 def test_nothing_of_the_kind_is_refused() -> None:
     with pytest.raises(ParseError, match="no sysctl settings"):
         parse("foo = bar\nsysctl: cannot stat /proc/sys/x\n")
