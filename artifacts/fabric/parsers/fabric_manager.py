@@ -9,6 +9,11 @@ NVSwitch SXid errors (fatal and non-fatal, with the switch PCI id, physical id a
 NVLink failures (GPU NVL errors, trunk/access port failures, GPUs missing from a multicast
 team, training failures), multicast team setups and releases (counts, and the GPU count of
 the requests), and partition activations/deactivations. Timestamps have no zone: kept naive.
+
+A fragment is read too: entries whose ``[date]`` (or whole prefix) a paste or a cleaning step
+removed, and ``journalctl -u nvidia-fabricmanager`` lines (``host nv-fabricmanager[pid]:
+msg``), are entries without a time when their message is one Fabric Manager prints (an
+NVSwitch or GPU NVL error, its version, a multicast team or group, a partition).
 """
 
 from __future__ import annotations
@@ -45,6 +50,11 @@ _SXID = re.compile(
     re.I,
 )
 _GPU_NVL = re.compile(r"detected GPU NVL (?P<sev>Fatal|Non Fatal) error", re.I)
+# an entry without its date: "[ERROR] [tid 12727] msg", "nv-fabricmanager[1234]: msg", "msg"
+_BARE_ENTRY = re.compile(
+    r"^(?:.*?\bnv-fabricmanager\[\d+\]:\s*)?(?:\[(?P<level>[A-Z]+)\]\s*)?"
+    r"(?:\[tid (?P<tid>\d+)\]\s*)?(?P<msg>\S.*?)\s*$"
+)
 _KEY_VALUE = re.compile(r"^\s*(?P<k>[A-Za-z][\w ]*?)\s*:\s*(?P<v>\S.*?)\s*$")
 _NVLINK_FAILURE = re.compile(
     r"failed to find the GPU handle|trunk port failure|access port failure|port down"
@@ -109,6 +119,9 @@ class FabricManagerResult(ParseResult):
     events: tuple[FmEvent, ...] = ()
     multicast: Multicast = dataclasses.field(default_factory=Multicast)
     partitions: tuple[PartitionEvent, ...] = ()
+    # entries (dated), undated (a fragment without dates), version, nvswitch_errors,
+    # nvlink_failures, multicast, partitions: what the file held
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         kinds = Counter(e.kind for e in self.events)
@@ -126,7 +139,10 @@ class FabricManagerResult(ParseResult):
 def accepts(name: str, head: bytes) -> bool:
     lines = head_text(head).splitlines()[:2000]
     entries = sum(1 for line in lines if _ENTRY.match(line))
-    return entries >= 1 and (entries >= 3 or "fabric" in " ".join(lines[:50]).lower())
+    if entries >= 1 and (entries >= 3 or "fabric" in " ".join(lines[:50]).lower()):
+        return True
+    # a fragment: NVSwitch errors as Fabric Manager words them, or its journal lines
+    return any("nv-fabricmanager[" in line or _SXID.search(line) for line in lines)
 
 
 def parse(stream: BinaryIO) -> FabricManagerResult:
@@ -136,7 +152,10 @@ def parse(stream: BinaryIO) -> FabricManagerResult:
         state.feed(line, reader.line_no)
     state.flush()
     if not state.entries:
-        raise ParseError("no Fabric Manager log entries found ('[Mon DD YYYY HH:MM:SS] [LEVEL]')")
+        raise ParseError(
+            "no Fabric Manager log entries found ('[Mon DD YYYY HH:MM:SS] [LEVEL]', nor its "
+            "messages without a date)"
+        )
     return state.result(reader.repair_warnings())
 
 
@@ -154,16 +173,20 @@ class _State:
         self.max_gpus: int | None = None
         self.partitions: list[PartitionEvent] = []
         self.current: dict[str, Any] | None = None
+        self.parts: dict[str, None] = {}
 
     def feed(self, line: str, line_no: int) -> None:
         m = _ENTRY.match(line)
         if m is None:
+            if self._undated(line, line_no):
+                return
             if self.current is not None:
                 if line.strip() and len(self.current["text"]) < MAX_ENTRY_CHARS:
                     self.current["text"] += "\n" + line.strip()
             elif line.strip():
                 self.stray += 1
             return
+        self.parts.setdefault("entries", None)
         self.flush()
         self.current = {
             "time": _iso(m),
@@ -172,6 +195,27 @@ class _State:
             "line": line_no,
             "text": m["msg"].strip(),
         }
+
+    def _undated(self, line: str, line_no: int) -> bool:
+        """An entry whose date was removed: starts one when its message is Fabric Manager's."""
+        m = _BARE_ENTRY.match(line)
+        if m is None:
+            return False
+        msg, level = m["msg"], m["level"]
+        if level is None and not _fm_message(msg):
+            return False  # a continuation line (payload, key : value) or foreign text
+        if level is None:
+            level = "ERROR" if (_SXID.search(msg) or _GPU_NVL.search(msg)) else "INFO"
+        self.flush()
+        self.parts.setdefault("undated", None)
+        self.current = {
+            "time": None,
+            "level": level,
+            "tid": int(m["tid"]) if m["tid"] else 0,
+            "line": line_no,
+            "text": msg,
+        }
+        return True
 
     def flush(self) -> None:
         entry, self.current = self.current, None
@@ -187,9 +231,14 @@ class _State:
         text = entry["text"]
         if self.version is None and (v := _VERSION.search(text)):
             self.version = v["a"] or v["b"]
+            self.parts.setdefault("version", None)
         self._multicast(text)
         self._partition(entry)
         kind, details = _classify(text, level)
+        if kind in ("nvswitch_fatal", "nvswitch_non_fatal"):
+            self.parts.setdefault("nvswitch_errors", None)
+        elif kind == "nvlink_failure":
+            self.parts.setdefault("nvlink_failures", None)
         if kind is not None:
             if len(self.events) >= MAX_EVENTS:
                 self.dropped += 1
@@ -249,8 +298,19 @@ class _State:
                 max_gpus_per_team=self.max_gpus,
             ),
             partitions=tuple(self.partitions),
+            parts=self._parts(),
             warnings=tuple(warnings),
         )
+
+    def _parts(self) -> tuple[str, ...]:
+        seen = dict(self.parts)
+        if any(self.mc.values()):
+            seen["multicast"] = None
+        if self.partitions:
+            seen["partitions"] = None
+        order = ("entries", "undated", "version", "nvswitch_errors", "nvlink_failures",
+                 "multicast", "partitions")  # fmt: skip
+        return tuple(p for p in order if p in seen)
 
 
 def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
@@ -281,6 +341,19 @@ def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
     if level in ("WARNING", "WARN"):
         return "fm_warning", {}
     return None, {}
+
+
+def _fm_message(msg: str) -> bool:
+    """Is this one of the messages Fabric Manager prints (not its continuation lines)?"""
+    return bool(
+        _SXID.search(msg)
+        or _GPU_NVL.search(msg)
+        or _VERSION.search(msg)
+        or _TEAM_SETUP_OK.search(msg)
+        or _TEAM_RELEASE_OK.search(msg)
+        or _GROUP.search(msg)
+        or _PARTITION.search(msg)
+    )
 
 
 def _iso(m: re.Match[str]) -> str | None:
