@@ -40,11 +40,13 @@ PROGRESS_STEP = 4 * 1024 * 1024
 ALSO_PARSE: dict[str, tuple[str, ...]] = {"nccl_tests": ("nccl_debug",)}
 
 
-def artifact_parse(*, artifact_id: int) -> Artifact:
+def artifact_parse(*, artifact_id: int, worker: str = "") -> Artifact:
     """Parse the stored file and replace its derived rows, all in one transaction.
 
     A ParseError marks the artifact failed with the parser's message; the raw file is kept
     and re-parse is always possible. A crash mid-parse leaves the old rows untouched.
+    ``worker`` (the Celery worker's name) and the progress times let a parse whose worker
+    died be found and re-queued (artifacts/stalls.py).
     """
     artifact = Artifact.objects.get(pk=artifact_id)
     if not artifact.is_parseable:  # kept as evidence, read generically (artifacts/generic.py)
@@ -53,6 +55,8 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
     Artifact.objects.filter(pk=artifact.pk).update(
         status=Artifact.Status.PARSING,
         parse_started_at=timezone.now(),
+        parse_worker=worker[:200],
+        progress_at=timezone.now(),
         progress_bytes=0,
         progress_total=artifact.size,
         error="",
@@ -70,6 +74,7 @@ def artifact_parse(*, artifact_id: int) -> Artifact:
         _mark_failed(artifact, f"could not read the stored file: {exc}")
         raise ParseError(str(exc), permanent=False) from exc
     also = _also_parse(artifact, view)
+    _progress_writer(artifact.pk)(artifact.size)  # read: loading the rows is the last step
     with transaction.atomic():
         locked = Artifact.objects.select_for_update().get(pk=artifact.pk)
         load_result(locked, result)
@@ -164,7 +169,9 @@ def _refresh(artifact: Artifact) -> Artifact:
 
 def _progress_writer(artifact_id: int) -> Callable[[int], None]:
     def write(done: int) -> None:
-        Artifact.objects.filter(pk=artifact_id).update(progress_bytes=done)
+        Artifact.objects.filter(pk=artifact_id).update(
+            progress_bytes=done, progress_at=timezone.now()
+        )
 
     return write
 

@@ -67,12 +67,14 @@ class ArtifactSerializer(serializers.ModelSerializer):
             "metadata",
             "parent",
             "detection",
+            "requeued_at",
         ]  # fmt: skip
         # detection: ranked candidates with scores and reasons, the cleaning applied, a
         # transcript's parts, and the kind a person chose (POST .../reparse/ {"kind": ...})
         extra_kwargs = {
             "parent": {"read_only": True},
             "detection": {"read_only": True},
+            "requeued_at": {"read_only": True},
         }  # set by bundle unpacking only
 
     def get_url(self, artifact: Artifact) -> str:

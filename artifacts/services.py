@@ -147,7 +147,10 @@ def artifact_request_parse(
         artifact.status = Artifact.Status.PENDING
         artifact.error = ""
         artifact.progress_bytes = 0
-        artifact.save(update_fields=["kind", "status", "error", "progress_bytes", "detection"])
+        artifact.requeued_at = None  # a new request may be re-queued once more if it stalls
+        artifact.save(
+            update_fields=["kind", "status", "error", "progress_bytes", "detection", "requeued_at"]
+        )
         _enqueue_parse(artifact.pk)
     return artifact
 

@@ -224,6 +224,13 @@ CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for 
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1  # parses are long; don't hoard them on one worker
 CELERY_TASK_ALWAYS_EAGER = env_bool("PERFHUB_TASKS_EAGER", False)
+# A parse that has not moved for this long, run by no live worker, is re-queued once
+# (artifacts/stalls.py); celery beat (`make run` starts it) checks every minute.
+PERFHUB_PARSE_STALL_SECONDS = max(30, env_int("PERFHUB_PARSE_STALL_SECONDS", 180))
+CELERY_BEAT_SCHEDULE = {
+    "requeue-stalled-parses": {"task": "artifacts.requeue_stalled", "schedule": 60.0},
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- Auth, API ------------------------------------------------------------------------------

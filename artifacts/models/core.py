@@ -44,6 +44,11 @@ class Artifact(models.Model):
     progress_bytes = models.BigIntegerField(default=0)
     progress_total = models.BigIntegerField(default=0)
     parse_started_at = models.DateTimeField(null=True, blank=True)
+    # Who is parsing and when it last moved: a parse whose worker died (SIGKILL, OOM) is
+    # found stalled and re-queued once (artifacts/stalls.py); requeued_at says it was.
+    parse_worker = models.CharField(max_length=200, blank=True)
+    progress_at = models.DateTimeField(null=True, blank=True)
+    requeued_at = models.DateTimeField(null=True, blank=True)
     parsed_at = models.DateTimeField(null=True, blank=True)
     uploaded_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
