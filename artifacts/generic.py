@@ -8,24 +8,21 @@ page, returned by the API and indexed for search (the save fires knowledge's ind
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import IO
 
 from django.conf import settings
 
 from artifacts.models.core import Artifact
 from artifacts.parsers import ParseError
-from artifacts.parsers.generic import read_generic
-from artifacts.parsers.generic.nearest import TRY_BYTES, nearest_kinds
-from artifacts.parsers.normalize import CleanStream, View
+from artifacts.parsers.generic.unknown import read_unknown
+from artifacts.parsers.normalize import View
 from artifacts.parsers.streams import open_decompressed
 
 log = logging.getLogger(__name__)
-Opener = Callable[[], AbstractContextManager[IO[bytes]]]
 
 
 EXCERPT_LINES = 120  # lines an excerpt shows
@@ -45,39 +42,29 @@ def open_stored(artifact: Artifact) -> Iterator[IO[bytes]]:
         )
 
 
-def artifact_read_generically(artifact: Artifact, open_stream: Opener | None = None) -> Artifact:
+def artifact_read_generically(artifact: Artifact) -> Artifact:
     """Read the stored file generically and save the reading on the artifact. A file that
     cannot be read at all (storage gone, a gzip bomb) keeps what it had, with a log line:
     the parse's own outcome (stored, failed) is what the page reports first."""
-    open_stream = open_stream or (lambda: open_stored(artifact))
     detection = artifact.detection or {}
     stored_view = detection.get("view")
-    # Only the file's encoding is taken from detection: its stripped prefixes were never
-    # confirmed by a parser here, and a guessed one ("Path: ", "Mode: ") would be content.
     encoding = View.from_json(stored_view).encoding if isinstance(stored_view, dict) else "utf-8"
-    view = View(encoding=encoding)
-    try:
-        with open_stream() as stream:
-            reading = read_generic(stream, view).to_json()
-        with open_stream() as stream:
-            head = _clean_head(stream, view)
-    except (OSError, ParseError, ValueError) as exc:
-        log.warning("artifact %s: no generic reading: %s", artifact.pk, exc)
-        return artifact
     # The kinds detection ranked are listed with their reasons already (the detection
     # panel); the kind that just failed says why in the artifact's error.
     shown = {c.get("kind") for c in detection.get("candidates") or []} | {artifact.kind}
-    reading["nearest"] = nearest_kinds(artifact.original_name, head, skip=shown)
+    try:
+        reading = read_unknown(
+            lambda: open_stored(artifact),
+            artifact.original_name,
+            encoding=encoding,
+            skip={k for k in shown if k},
+        )
+    except (OSError, ParseError, ValueError) as exc:
+        log.warning("artifact %s: no generic reading: %s", artifact.pk, exc)
+        return artifact
     artifact.generic = reading
     artifact.save(update_fields=["generic"])
     return artifact
-
-
-def _clean_head(stream: IO[bytes], view: View) -> bytes:
-    if view.binary:
-        return stream.read(TRY_BYTES)
-    clean = CleanStream(stream, dataclasses.replace(view, part=None, needed=True))
-    return io.BufferedReader(clean).read(TRY_BYTES)
 
 
 def artifact_excerpt(artifact: Artifact, first: int, last: int) -> list[tuple[int, str]]:

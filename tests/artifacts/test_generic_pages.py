@@ -5,9 +5,11 @@ the nearest kinds, why each declined and one-click "parse as" (issue 22)."""
 from __future__ import annotations
 
 import io
+import json
 from typing import Any
 
 import pytest
+from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from artifacts.models import Artifact
@@ -174,3 +176,18 @@ def test_the_page_waits_for_the_reading_of_a_file_no_parser_took(editor_client: 
         'data-awaiting="generic"'
         not in editor_client.get(artifact.get_absolute_url()).content.decode()
     )
+
+
+def test_the_parse_command_prints_the_generic_reading_on_request(tmp_path: Any) -> None:
+    path = tmp_path / "rack-notes.txt"
+    path.write_bytes(CONFIG)
+    out = io.StringIO()
+    call_command("parse", str(path), "--generic", stdout=out)
+    body = json.loads(out.getvalue())
+    assert body["kind"] == OTHER
+    assert {"line": 2, "key": "cluster", "value": "r07"} in body["pairs"]
+    assert body["tables"][0]["header"] == ["host", "gpus", "bw_gbps"]
+    assert body["nearest"] and body["nearest"][0]["reasons"]
+    # the same reading an upload of the file gets
+    stored = read(CONFIG).generic
+    assert {k: v for k, v in body.items() if k != "kind"} == stored

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from artifacts.parsers.generic import read_generic, search_text
 from artifacts.parsers.generic.nearest import nearest_kinds
+from artifacts.parsers.generic.unknown import read_unknown
 from artifacts.parsers.normalize import View
 from artifacts.parsers.reading import detect_file
 from artifacts.parsers.streams import open_decompressed
@@ -313,10 +314,8 @@ def test_no_sample_is_refused_without_a_reading_and_ranked_reasons() -> None:
         if found.kind != "other":
             continue
         unknown.append(relative_name(path))
-        with opened() as stream:
-            reading = read_generic(stream, View(encoding=found.view.encoding))
-        with opened() as stream:
-            nearest = nearest_kinds(path.name, stream.read(256 * 1024))
-        assert reading.binary or not reading.empty, relative_name(path)
+        body = read_unknown(opened, path.name, encoding=found.view.encoding)
+        assert body["binary"] or body["pairs"] or body["tables"] or body["numbers"], path.name
+        nearest = body["nearest"]
         assert nearest and all(len(k["reasons"]) >= 2 for k in nearest), relative_name(path)
     assert unknown, "no sample is left to the generic reading: pick made-up ones instead"
