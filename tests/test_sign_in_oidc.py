@@ -153,7 +153,8 @@ def test_the_login_page_offers_the_provider_only_when_configured(client, setting
     settings.PERFHUB_OIDC_ENABLED = True
     settings.PERFHUB_OIDC_NAME = "Example SSO"
     page = client.get("/login/?next=/runs/").content.decode()
-    assert "Sign in with Example SSO" in page and "/oidc/authenticate/?next=/runs/" in page
+    assert "Sign in with Example SSO" in page and 'action="/oidc/authenticate/"' in page
+    assert page.count('name="next" value="/runs/"') == 2  # both ways in go back to the page
 
 
 def test_a_company_user_signs_in_gets_roles_from_groups_and_signs_out(oidc, live_server) -> None:  # type: ignore[no-untyped-def]
