@@ -11,6 +11,13 @@ Formats seen in the wild (PyTorch 1.x to 2.x):
         watchdog at work: 808, last enqueued NCCL work: 811, last completed NCCL work: 807.
     torch.distributed.DistBackendError: NCCL error in: .../ProcessGroupNCCL.cpp:1691, unhandled
         system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3
+
+and the desync report of ``TORCH_NCCL_DESYNC_DEBUG=1`` (which rank lagged)::
+
+     - [0] Timeout at collective: ALLREDUCE, #3
+     - To our best knowledge, the lagging/dead/mismatched ranks that caused the desync are:
+         [1] finished collective #2, but didn't join collective #3 (count from 1)
+         [2] joined but didn't finish collective #3 (count from 1)
 """
 
 from __future__ import annotations
@@ -39,6 +46,14 @@ _NCCL_ERROR_CODE = re.compile(
     r"\b(?P<code>nccl(?:SystemError|InternalError|RemoteError|UnhandledCudaError|InvalidUsage|"
     r"InvalidArgument|InProgress)):? (?P<msg>.*)"
 )
+_DESYNC_TIMEOUT = re.compile(
+    r"\[(?P<rank>\d+)\] Timeout at collective: (?P<coll>\w+), #(?P<seq>\d+)"
+)
+_DESYNC_LAGGING = re.compile(
+    r"\[(?P<rank>\d+)\] (?:(?P<done>finished|completed) collective #(?P<last>\d+), but didn't "
+    r"join collective #(?P<next>\d+)|joined but didn't finish collective #(?P<stuck>\d+)"
+    r"|(?P<never>didn't join) collective #(?P<missed>\d+))"
+)
 _STUCK = re.compile(r"watchdog got stuck for (?P<secs>\d+) seconds|Heartbeat monitor timed out")
 _LAUNCHER_RANK = (
     re.compile(r"^\s*\[\d+,(\d+)\]<std(?:out|err)>:"),  # OpenMPI --tag-output
@@ -56,6 +71,7 @@ MARKERS = (
     "Error:",
     "watchdog",
     "Heartbeat",
+    "collective",
 )
 
 
@@ -83,7 +99,7 @@ def recognise(line: str) -> TorchError | None:
     if not any(marker in line for marker in MARKERS):
         return None
     launcher = launcher_rank(line)
-    for reader in (_watchdog, _progress, _nccl_error, _backend_error, _stuck):
+    for reader in (_watchdog, _progress, _nccl_error, _backend_error, _stuck, _desync):
         found = reader(line, launcher)
         if found is not None:
             return found
@@ -160,6 +176,25 @@ def _stuck(line: str, launcher: int | None) -> TorchError | None:
     pg, rank = _pg_rank(line[: m.start()], launcher)
     details = {"pg": pg, "seconds": int(m["secs"]) if m["secs"] else None}
     return TorchError("watchdog_stuck", rank, pg, line.strip(), details, (pg,))
+
+
+def _desync(line: str, launcher: int | None) -> TorchError | None:
+    """A line of the desync report: the rank that timed out, or a rank that lagged."""
+    if m := _DESYNC_TIMEOUT.search(line):
+        rank, seq = int(m["rank"]), int(m["seq"])
+        details = {"collective": m["coll"], "seq": seq}
+        return TorchError("desync_timeout", rank, None, m.group(0), details, (seq,))
+    if m := _DESYNC_LAGGING.search(line):
+        rank = int(m["rank"])
+        if m["done"]:
+            what, seq = "did_not_join", int(m["next"])
+        elif m["stuck"]:
+            what, seq = "did_not_finish", int(m["stuck"])
+        else:
+            what, seq = "did_not_join", int(m["missed"])
+        details = {"what": what, "seq": seq}
+        return TorchError("desync_lagging_rank", rank, None, m.group(0), details, (seq, what))
+    return None
 
 
 def _pg_rank(text: str, launcher: int | None) -> tuple[str | None, int | None]:

@@ -327,3 +327,22 @@ def test_desync_report_fragment_is_a_timeout_not_a_refusal() -> None:
         "ALLREDUCE", 2, 8000, 8097
     )  # fmt: skip
     assert timeout.ranks == (0,) and result.hosts == () and result.parts == ("pytorch_errors",)
+    # TORCH_NCCL_DESYNC_DEBUG's report: rank 0 timed out in #3, rank 1 never joined it
+    desync = [(e.kind, e.rank, e.details) for e in result.events if e.kind.startswith("desync")]
+    assert desync == [
+        ("desync_timeout", 0, {"collective": "ALLREDUCE", "seq": 3}),
+        ("desync_lagging_rank", 1, {"what": "did_not_join", "seq": 3}),
+    ]
+
+
+def test_desync_report_variants() -> None:
+    result = parse_text(
+        " - [3] Timeout at collective: ALLGATHER, #17\n"
+        "     [5] joined but didn't finish collective #17 (count from 1)\n"
+        "     [6] completed collective #16, but didn't join collective #17 (count from 1)\n"
+    )
+    assert [(e.kind, e.rank, e.details.get("what"), e.details["seq"]) for e in result.events] == [
+        ("desync_timeout", 3, None, 17),
+        ("desync_lagging_rank", 5, "did_not_finish", 17),
+        ("desync_lagging_rank", 6, "did_not_join", 17),
+    ]
