@@ -46,7 +46,8 @@ _BPF_BUCKET = re.compile(
 )
 _BCC_HEADER = re.compile(r"^\s*(?P<unit>[\w/\-]+)\s*:\s*count\s+distribution\s*$")
 _BCC_BUCKET = re.compile(
-    r"^\s*(?P<lo>\d+)\s*->\s*(?P<hi>\d+)\s*:\s*(?P<count>\d+)\s*\|[* ]*\|?\s*$"
+    # the bar ends in "+" when the count is cut to the bar's width
+    r"^\s*(?P<lo>\d+)\s*->\s*(?P<hi>\d+)\s*:\s*(?P<count>\d+)\s*\|[* ]*\+?\|?\s*$"
 )
 _BCC_LABEL = re.compile(r"^\s*(?:Bucket\s+)?(?P<key>[\w\-]+) = (?P<value>.+?)\s*$")
 _BCC_SUMMARY = re.compile(
@@ -172,6 +173,8 @@ class _State:
         self.dropped = 0
         self.values: list[MapValue] = []
         self.parts: dict[str, None] = {}
+        self.foreign = 0  # other programs' lines passed over inside a table
+        self.pending_foreign = 0  # ... after the last bucket: inside only if buckets follow
 
     def feed(self, raw: str, line_no: int) -> None:
         line = raw.rstrip()
@@ -188,6 +191,11 @@ class _State:
             return
         if m := _BCC_SUMMARY.match(line):
             self._summary(m)
+            return
+        if self.open is not None and not self._ours(stripped, line):
+            # Another program's line inside a table (an interleaved log): passed over, the
+            # table goes on when its buckets do (a bucket below the last one starts anew).
+            self.pending_foreign += 1
             return
         self.flush()
         if m := _BPF_STAT.match(stripped):
@@ -221,6 +229,19 @@ class _State:
             return
         self.pending_map = None  # prose between a map name and its buckets
 
+    @staticmethod
+    def _ours(stripped: str, line: str) -> bool:
+        """A line of the tools' own output that ends an open table."""
+        return bool(
+            _BPF_STAT.match(stripped)
+            or _BPF_SCALAR.match(stripped)
+            or _MAP.match(stripped)
+            or _BCC_HEADER.match(line)
+            or _CLOCK.match(line)
+            or (stripped.startswith("{'") and "'data'" in stripped)
+            or _BCC_LABEL.match(line)
+        )
+
     def _new(self, tool: str, name: str, key: str | None, unit: str | None, line: int) -> dict:
         return {"tool": tool, "name": name, "key": key, "unit": unit, "line": line,
                 "buckets": [], "summary": {}, "interval": self.interval}  # fmt: skip
@@ -249,6 +270,16 @@ class _State:
 
     def _add(self, bucket: Bucket) -> None:
         assert self.open is not None
+        self.foreign += self.pending_foreign
+        self.pending_foreign = 0
+        buckets = self.open["buckets"]
+        if buckets and bucket.lo < buckets[-1].lo:
+            # buckets only go up: a lower one is the next table, whose header was lost
+            opened = self.open
+            self.flush()
+            self.open = self._new(
+                opened["tool"], opened["name"], None, opened["unit"], opened["line"]
+            )
         if len(self.open["buckets"]) < MAX_BUCKETS:
             self.open["buckets"].append(bucket)
 
@@ -289,6 +320,7 @@ class _State:
 
     def flush(self) -> None:
         hist, self.open = self.open, None
+        self.pending_foreign = 0
         if hist is None:
             return
         self.pending_map = None
@@ -323,6 +355,8 @@ class _State:
     def result(self, warnings: list[str]) -> EbpfHistResult:
         if self.dropped:
             warnings.append(f"{self.dropped} histogram(s) beyond {MAX_HISTOGRAMS} were not kept")
+        if self.foreign:
+            warnings.append(f"{self.foreign} lines of other output inside tables were passed over")
         return EbpfHistResult(
             histograms=tuple(self.histograms),
             stats=tuple(self.stats),

@@ -149,6 +149,38 @@ def test_bcc_per_operation_tables_under_an_interval_stamp_with_a_colon() -> None
     assert (write.buckets[-1].lo, write.buckets[-1].hi, write.buckets[-1].count) == (32, 64, 1)
 
 
+def test_other_programs_lines_inside_a_table_are_passed_over() -> None:
+    # Found by the generated variation (tests/artifacts/test_generated_variation.py): two
+    # lines of another program in the middle of a BCC table split it in two.
+    lines = sample(BIOLATENCY).read_text().splitlines()
+    middle = len(lines) // 2
+    assert " -> " in lines[middle - 1] and " -> " in lines[middle]  # inside a table
+    noise = ["libfabric:48213:1717236012::verbs:core:vrb_get_device_attrs():617<info> x",
+             "RuntimeError: CUDA error: an illegal memory access was encountered"]  # fmt: skip
+    mixed = "\n".join(lines[:middle] + noise + lines[middle:]) + "\n"
+    whole = parse_file(BIOLATENCY)
+    result = ebpf_hist.parse(io.BytesIO(mixed.encode()))
+    assert [(h.key, h.interval, h.buckets) for h in result.histograms] == [
+        (h.key, h.interval, h.buckets) for h in whole.histograms
+    ]
+    assert any("2 lines of other output" in w for w in result.warnings)
+
+
+def test_a_bar_cut_to_its_width_keeps_its_bucket() -> None:
+    # "0 -> 1 : 522 |****...*+|": BCC ends the bar with '+' when the count overflows it
+    result = parse_file(BIOLATENCY)
+    at_19 = next(h for h in result.histograms if h.interval == "06:20:19")
+    assert [(b.lo, b.count) for b in at_19.buckets] == [(0, 522), (2, 225), (4, 38), (8, 8),
+                                                          (16, 1)]  # fmt: skip
+    assert at_19.total == 522 + 225 + 38 + 8 + 1
+
+
+def test_a_bucket_below_the_last_one_starts_the_next_table() -> None:
+    text = "@usecs:\n[0] 1 |@|\n[1] 2 |@@|\n[2, 4) 3 |@@@|\n[0] 4 |@@@@|\n[1] 5 |@@@@@|\n"
+    first, second = ebpf_hist.parse(io.BytesIO(text.encode())).histograms
+    assert (first.total, second.total) == (6, 9) and second.name == "usecs"
+
+
 def test_refuses_other_kinds() -> None:
     path = sample("counters/gpud_nvidia-smi_q_560.35.03.txt")
     assert not ebpf_hist.accepts(path.name, path.read_bytes())
