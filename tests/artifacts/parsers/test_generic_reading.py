@@ -319,3 +319,36 @@ def test_no_sample_is_refused_without_a_reading_and_ranked_reasons() -> None:
         nearest = body["nearest"]
         assert nearest and all(len(k["reasons"]) >= 2 for k in nearest), relative_name(path)
     assert unknown, "no sample is left to the generic reading: pick made-up ones instead"
+
+
+_COLUMN = st.text(string.ascii_lowercase + "_", min_size=1, max_size=10).filter(
+    lambda c: c.strip("_") != ""
+)
+_CELL = st.one_of(
+    st.integers(0, 10**6).map(str),
+    st.floats(0, 1e6, allow_nan=False).map(lambda f: f"{f:.3f}"),
+)
+
+
+@given(
+    header=st.lists(_COLUMN, min_size=2, max_size=8, unique=True),
+    data=st.data(),
+    separator=st.sampled_from([",", "\t", " | ", "   "]),
+    lead=st.integers(0, 3),
+)
+def test_any_table_of_numbers_under_a_header_is_read_back(
+    header: list[str], data: st.DataObject, separator: str, lead: int
+) -> None:
+    rows = data.draw(
+        st.lists(
+            st.lists(_CELL, min_size=len(header), max_size=len(header)), min_size=2, max_size=6
+        )
+    )
+    lines = ["the table below was pasted by hand"] * lead
+    lines += [separator.join(header), *(separator.join(row) for row in rows)]
+    reading = read(("\n".join(lines) + "\n").encode())
+    (table,) = reading["tables"]
+    assert (table["header"], table["line"]) == (header, lead + 1)
+    assert [(r["line"], r["cells"]) for r in table["rows"]] == [
+        (lead + 2 + index, row) for index, row in enumerate(rows)
+    ]
