@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 from typing import Any
 from urllib.parse import urlencode
 
@@ -68,6 +69,31 @@ def oidc_setting(attr: str, *default: Any) -> Any:
     return import_from_settings(attr, *default)
 
 
+# Seconds the clocks of PerfHub and the provider may disagree by
+_CLOCK_SKEW_S = 60
+
+
+def id_token_problem(payload: dict[str, Any], *, client_id: str, issuer: str, now: float) -> str:
+    """Why the ID token's claims are not for this sign-in ("" when they are).
+
+    mozilla-django-oidc checks the signature and the nonce; OIDC Core 3.1.3.7 also asks the
+    client to check who issued the token, that it was issued to this client, and that it is
+    not expired.
+    """
+    audience = payload.get("aud")
+    audiences = [audience] if isinstance(audience, str) else list(audience or [])
+    if client_id not in audiences:
+        return f"audience {audience!r} is not this client"
+    if len(audiences) > 1 and payload.get("azp") != client_id:
+        return "several audiences and no azp naming this client"
+    if issuer and str(payload.get("iss", "")).rstrip("/") != issuer.rstrip("/"):
+        return f"issuer {payload.get('iss')!r} is not {issuer!r}"
+    expires = payload.get("exp")
+    if not isinstance(expires, int | float) or expires < now - _CLOCK_SKEW_S:
+        return "expired"
+    return ""
+
+
 class PerfHubOIDCBackend(OIDCAuthenticationBackend):
     """Users are matched by the username claim, and their groups claim sets their roles."""
 
@@ -88,6 +114,19 @@ class PerfHubOIDCBackend(OIDCAuthenticationBackend):
             log.warning("OIDC sign-in failed: provider discovery: %s", exc)
             return None
         return super().authenticate(request, **kwargs)
+
+    def verify_token(self, token: str, **kwargs: Any) -> Any:
+        payload = super().verify_token(token, **kwargs)
+        problem = id_token_problem(
+            payload,
+            client_id=self.OIDC_RP_CLIENT_ID,
+            issuer=settings.PERFHUB_OIDC_ISSUER,
+            now=time.time(),
+        )
+        if problem:
+            log.warning("OIDC sign-in refused: ID token %s", problem)
+            return None
+        return payload
 
     def _username(self, claims: dict[str, Any]) -> str:
         return str(claims.get(settings.PERFHUB_OIDC_USERNAME_CLAIM) or "").strip()

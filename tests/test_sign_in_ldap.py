@@ -6,10 +6,8 @@ people, and groupOfNames groups. People sign in through PerfHub's ordinary login
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -248,56 +246,3 @@ def test_local_accounts_sign_in_beside_the_directory_and_without_it(
     client.logout()
     _configure(settings, f"ldap://127.0.0.1:{free_port()}")  # nothing listens there
     assert _sign_in(client, editor.username, f"pw-{editor.username}").status_code == 302
-
-
-def _settings_in_a_fresh_process(env: dict[str, str]) -> str:
-    code = (
-        "import sys, django; django.setup(); from django.conf import settings as s; "
-        "print(s.AUTHENTICATION_BACKENDS); "
-        "print(sorted({m.split('.')[0] for m in sys.modules}"
-        " & {'ldap', 'django_auth_ldap', 'mozilla_django_oidc'}))"
-    )
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("PERFHUB_OIDC_") and not k.startswith("PERFHUB_LDAP_")
-    }
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**clean, "DJANGO_SETTINGS_MODULE": "perfhub.settings", **env},
-    )
-    return done.stdout
-
-
-def test_with_nothing_configured_no_directory_library_is_loaded() -> None:
-    out = _settings_in_a_fresh_process({})
-    assert out.splitlines() == [
-        "['axes.backends.AxesStandaloneBackend', 'django.contrib.auth.backends.ModelBackend']",
-        "[]",
-    ]
-
-
-def test_the_variables_configure_both_with_axes_first() -> None:
-    out = _settings_in_a_fresh_process(
-        {
-            "PERFHUB_LDAP_SERVER_URI": "ldap://127.0.0.1:1",
-            "PERFHUB_LDAP_USER_SEARCH_BASE": f"ou=people,{BASE}",
-            "PERFHUB_LDAP_GROUP_SEARCH_BASE": f"ou=groups,{BASE}",
-            "PERFHUB_LDAP_ROLE_MAP": f"{EDITORS}=editor",
-            "PERFHUB_OIDC_CLIENT_ID": "perfhub",
-            "PERFHUB_OIDC_ISSUER": "https://sso.example/realms/corp",
-        }
-    )
-    backends = out.splitlines()[0]
-    assert backends == str(
-        [
-            "axes.backends.AxesStandaloneBackend",
-            "perfhub.auth_ldap.PerfHubLDAPBackend",
-            "perfhub.auth_oidc.PerfHubOIDCBackend",
-            "django.contrib.auth.backends.ModelBackend",
-        ]
-    )

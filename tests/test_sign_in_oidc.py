@@ -243,3 +243,33 @@ def test_local_accounts_still_sign_in_while_the_provider_is_configured(
         client.post("/login/", {"username": editor.username, "password": "wrong"}).status_code
         == 200
     )
+
+
+GOOD = {"iss": "https://sso.example/o", "aud": "perfhub", "exp": 1_000_000, "sub": "1"}
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({}, ""),
+        ({"aud": ["perfhub"]}, ""),
+        ({"aud": ["perfhub", "other"], "azp": "perfhub"}, ""),
+        ({"exp": 1_000_000 - 59}, ""),  # within the clock skew
+        ({"iss": "https://sso.example/o/"}, ""),  # a trailing slash is the same issuer
+        ({"aud": "other"}, "audience"),
+        ({"aud": ["perfhub", "other"]}, "azp"),
+        ({"iss": "https://evil.example/o"}, "issuer"),
+        ({"exp": 1_000_000 - 61}, "expired"),
+        ({"exp": "soon"}, "expired"),
+    ],
+)
+def test_id_tokens_for_another_client_issuer_or_time_are_refused(
+    change: dict[str, Any], problem: str
+) -> None:
+    from perfhub.auth_oidc import id_token_problem
+
+    found = id_token_problem(
+        {**GOOD, **change}, client_id="perfhub", issuer="https://sso.example/o", now=1_000_000
+    )
+    assert (problem in found) if problem else found == ""
+    assert bool(found) == bool(problem)

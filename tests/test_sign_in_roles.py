@@ -1,6 +1,12 @@
-"""Role maps (PERFHUB_OIDC_ROLE_MAP, PERFHUB_LDAP_ROLE_MAP) and the roles a sign-in sets."""
+"""Company sign-in settings: role maps (PERFHUB_OIDC_ROLE_MAP, PERFHUB_LDAP_ROLE_MAP), the roles
+a sign-in sets, and the backends the variables turn on."""
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -74,3 +80,59 @@ def test_sync_adds_and_removes_roles_only_and_keeps_other_groups(viewer) -> None
     assert names == {"editor", "admin", "on-call"}  # viewer taken away, on-call kept
     assert sync_roles(viewer, [], {}) == set()  # no map: roles left alone
     assert set(viewer.groups.values_list("name", flat=True)) == names
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _settings_in_a_fresh_process(env: dict[str, str]) -> str:
+    code = (
+        "import sys, django; django.setup(); from django.conf import settings as s; "
+        "print(s.AUTHENTICATION_BACKENDS); "
+        "print(sorted({m.split('.')[0] for m in sys.modules}"
+        " & {'ldap', 'django_auth_ldap', 'mozilla_django_oidc'}))"
+    )
+    clean = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("PERFHUB_OIDC_") and not k.startswith("PERFHUB_LDAP_")
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**clean, "DJANGO_SETTINGS_MODULE": "perfhub.settings", **env},
+    )
+    return done.stdout
+
+
+def test_with_nothing_configured_no_directory_library_is_loaded() -> None:
+    out = _settings_in_a_fresh_process({})
+    assert out.splitlines() == [
+        "['axes.backends.AxesStandaloneBackend', 'django.contrib.auth.backends.ModelBackend']",
+        "[]",
+    ]
+
+
+def test_the_variables_configure_both_with_axes_first() -> None:
+    out = _settings_in_a_fresh_process(
+        {
+            "PERFHUB_LDAP_SERVER_URI": "ldap://127.0.0.1:1",
+            "PERFHUB_LDAP_USER_SEARCH_BASE": "ou=people,dc=example,dc=org",
+            "PERFHUB_LDAP_GROUP_SEARCH_BASE": "ou=groups,dc=example,dc=org",
+            "PERFHUB_LDAP_ROLE_MAP": "cn=perf,ou=groups,dc=example,dc=org=editor",
+            "PERFHUB_OIDC_CLIENT_ID": "perfhub",
+            "PERFHUB_OIDC_ISSUER": "https://sso.example/realms/corp",
+        }
+    )
+    backends = out.splitlines()[0]
+    assert backends == str(
+        [
+            "axes.backends.AxesStandaloneBackend",
+            "perfhub.auth_ldap.PerfHubLDAPBackend",
+            "perfhub.auth_oidc.PerfHubOIDCBackend",
+            "django.contrib.auth.backends.ModelBackend",
+        ]
+    )
