@@ -273,3 +273,23 @@ def test_id_tokens_for_another_client_issuer_or_time_are_refused(
     )
     assert (problem in found) if problem else found == ""
     assert bool(found) == bool(problem)
+
+
+@pytest.mark.browser
+def test_in_a_browser_the_button_signs_in_and_the_login_page_passes_axe(  # type: ignore[no-untyped-def]
+    oidc, live_server, browser_page
+) -> None:
+    from tests.test_accessibility import _axe_script, _violations
+
+    oidc.user("gina", "perf")  # before the browser starts (see browser_page)
+    page = browser_page
+    page.goto(f"{live_server.url}/runs/")  # sent to the login page, ?next=/runs/
+    assert not _violations(page, _axe_script())
+    page.get_by_role("button", name="Sign in with Example SSO").click()
+    page.wait_for_url(f"{oidc.url}/accounts/login/**")
+    page.fill("input[name=username]", "gina")
+    page.fill("input[name=password]", "pw-gina")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"{live_server.url}/runs/")
+    assert page.get_by_role("button", name="Sign out").is_visible()
+    assert _roles("gina") == {"viewer"}
