@@ -443,6 +443,13 @@ def load_nccl_debug(artifact: Artifact, result: Any) -> None:
             extra={"speeds_mbps": {d.name: d.speed_mbps for d in h.ib_devices if d.speed_mbps}},
         )
         facts.add("nccl.ofi_nics", h.ofi_nics, host=h.host)
+        kernel = getattr(h, "kernel_version", None)
+        facts.add("kernel.version", kernel, host=h.host, extra={"source": "NCCL INFO"})
+        facts.add("nccl.dmabuf", getattr(h, "dmabuf", None), host=h.host)
+        facts.add("nccl.nvls_multicast", getattr(h, "nvls_multicast", None), host=h.host)
+        for gpu, cpus in getattr(h, "gpu_cpu_affinity", {}).items():
+            # as NCCL prints it: a hex mask or a CPU list (nvidia-smi's is gpu.cpu_affinity)
+            facts.add("nccl.cpu_affinity", cpus, host=h.host, device=gpu)
         facts.add(
             "nccl.socket_devices",
             [f"{d.interface}<{d.address}>" for d in h.socket_devices],

@@ -81,7 +81,11 @@ _COMM_STATE = re.compile(
 _COMM_TOPO = re.compile(
     r"comm (?P<comm>0x[0-9a-fA-F]+) rank (?P<rank>\d+) nRanks (?P<nranks>\d+)"
     r" nNodes (?P<nnodes>\d+) localRanks (?P<lranks>\d+) localRank (?P<lrank>\d+)"
+    r"(?: MNNVL (?P<mnnvl>\d+))?"
 )
+_AFFINITY = re.compile(r"^Setting affinity for GPU (?P<gpu>\d+) to (?P<cpus>\S+)")
+_KERNEL = re.compile(r"^Kernel version: (?P<v>\S+)")
+_SUPPORT = re.compile(r"^(?P<what>DMA-BUF|NVLS multicast support) is (?P<not>not )?available")
 _COMM_ID = re.compile(r"commId (0x[0-9a-fA-F]+)")
 _INIT_TIMINGS = re.compile(
     r"Init timings(?: - \w+)?: rank (?P<rank>\d+) nranks (?P<nranks>\d+) total (?P<total>[\d.]+)"
@@ -235,12 +239,17 @@ class _Host:
         self.gdr_off: set[str] = set()
         self.gdrdma_paths = False
         self.vdev_speed: dict[str, int] = {}
+        self.kernel_version: str | None = None
+        self.gpu_affinity: dict[str, str] = {}
+        self.dmabuf: bool | None = None
+        self.nvls_multicast: bool | None = None
 
     def absorb(self, other: _Host) -> None:
         """Take what a damaged spelling of this host's name said (see _merge_damaged_hosts)."""
         self.pids |= other.pids
         for name in ("cuda_driver", "plugin", "ofi_provider", "ofi_nics", "ib_found",
-                     "relaxed_ordering", "oob", "bootstrap"):  # fmt: skip
+                     "relaxed_ordering", "oob", "bootstrap", "kernel_version", "dmabuf",
+                     "nvls_multicast"):  # fmt: skip
             if getattr(self, name) is None:
                 setattr(self, name, getattr(other, name))
         self.transports += [t for t in other.transports if t not in self.transports]
@@ -253,6 +262,8 @@ class _Host:
         self.gdrdma_paths |= other.gdrdma_paths
         for key, speed in other.vdev_speed.items():
             self.vdev_speed.setdefault(key, speed)
+        for key, cpus in other.gpu_affinity.items():
+            self.gpu_affinity.setdefault(key, cpus)
 
     def freeze(self) -> HostInfo:
         gdr: bool | None = None
@@ -287,6 +298,10 @@ class _Host:
             gdr=gdr,
             gdr_enabled_hcas=tuple(sorted(self.gdr_on)),
             gdr_disabled_hcas=tuple(sorted(self.gdr_off - self.gdr_on)),
+            kernel_version=self.kernel_version,
+            gpu_cpu_affinity=dict(sorted(self.gpu_affinity.items())),
+            dmabuf=self.dmabuf,
+            nvls_multicast=self.nvls_multicast,
         )
 
 
@@ -527,6 +542,8 @@ class _State:
             self._cuda_driver(seg.host, msg)
         elif msg.startswith("Pattern "):
             self._graph(seg.host, msg)
+        elif msg.startswith(("Setting affinity", "Kernel version", "DMA-BUF", "NVLS multicast")):
+            self._host_detail(seg, msg)
         elif " coll channels, " in msg:
             self._channel_counts(seg, msg)
         elif _ERROR_TRACE.match(msg):
@@ -571,6 +588,19 @@ class _State:
             self.env.setdefault((name, value, host, source), None)
         else:
             self.dropped += 1
+
+    def _host_detail(self, seg: _Segment, msg: str) -> None:
+        host = self._host(seg.host)
+        if m := _AFFINITY.match(msg):
+            host.gpu_affinity[f"GPU {m['gpu']}"] = m["cpus"]
+        elif m := _KERNEL.match(msg):
+            host.kernel_version = m["v"]
+        elif m := _SUPPORT.match(msg):  # a garbled line says neither: left as it was
+            value = m["not"] is None
+            if m["what"] == "DMA-BUF":
+                host.dmabuf = host.dmabuf or value
+            else:
+                host.nvls_multicast = host.nvls_multicast or value
 
     def _cuda_driver(self, host: str, msg: str) -> None:
         parts = msg.split()
@@ -651,6 +681,7 @@ class _State:
                     nnodes=int(topo["nnodes"]),
                     local_ranks=int(topo["lranks"]),
                     local_rank=int(topo["lrank"]),
+                    mnnvl=int(topo["mnnvl"]) if topo["mnnvl"] else comm.get("mnnvl"),
                 )
             return
         creating = re.search(r"comm (0x[0-9a-fA-F]+) rank (\d+)", msg)
@@ -681,6 +712,7 @@ class _State:
                 "channels": {},
                 "init_seconds": None,
                 "init_phases": {},
+                "mnnvl": None,
             }
         thread = (seg.host, seg.pid, seg.tid)
         self.thread_comm[thread] = address

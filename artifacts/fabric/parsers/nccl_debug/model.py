@@ -85,6 +85,11 @@ class HostInfo:
     gdr_enabled_hcas: tuple[str, ...]
     gdr_disabled_hcas: tuple[str, ...]
     ofi_nics: int | None = None  # aws-ofi-nccl "Selected Provider is efa (found 32 nics)"
+    kernel_version: str | None = None  # NCCL >= 2.24: "Kernel version: 6.14.0-35-generic"
+    # "Setting affinity for GPU 0 to 03ff,f0003fff" (a mask, or a CPU list in newer NCCL)
+    gpu_cpu_affinity: dict[str, str] = dataclasses.field(default_factory=dict)
+    dmabuf: bool | None = None  # "DMA-BUF is available on GPU device 0"
+    nvls_multicast: bool | None = None  # "NVLS multicast support is (not) available"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,6 +113,7 @@ class CommRank:
     channels: dict[str, int]  # coll, collnet, nvls, p2p, p2p_per_peer
     init_seconds: float | None
     init_phases: dict[str, float]
+    mnnvl: int | None = None  # "MNNVL 1": the communicator spans a multi-node NVLink domain
 
 
 @dataclasses.dataclass(frozen=True)

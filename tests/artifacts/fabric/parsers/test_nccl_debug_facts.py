@@ -74,6 +74,7 @@ def test_rccl_version_block_gives_library_hip_and_rocm() -> None:
         "7.0.0.0-38-9428210",
     )
     assert result.summary()["libraries"] == ["RCCL"] and result.parts == ("version",)
+    assert result.hosts[0].kernel_version == "6.14.0-35-generic"  # "Kernel version: ..."
 
 
 def test_bare_rccl_banner_takes_its_host_from_the_hostname_line() -> None:
@@ -295,6 +296,13 @@ def test_polaris_logs_hosts_versions_and_network(relative: str) -> None:
         assert host.transports == ("AWS Libfabric",) and host.cuda_driver_version == 12020
         assert len(host.pids) >= 4  # four ranks per node (one pid of a damaged line may join)
     assert result.nranks == 8 and len({r.rank for r in result.ranks if r.nranks == 8}) == 8
+    # "Setting affinity for GPU 1 to ff0000" / "GPU 2 to ff00,00000000" (grep: only GPUs 1, 2)
+    assert {h.host: h.gpu_cpu_affinity for h in result.hosts} == {
+        host: {"GPU 1": "ff0000", "GPU 2": "ff00,00000000"} for host in hosts
+    }
+    # "DMA-BUF is available on GPU device 0", "NVLS multicast support is not available on dev N"
+    assert {(h.dmabuf, h.nvls_multicast) for h in result.hosts} == {(True, False)}
+    assert {r.mnnvl for r in result.ranks if r.nnodes is not None} == {0}  # "... MNNVL 0"
     assert result.parts[:5] == ("version", "env", "network", "init", "topology")
 
 
