@@ -8,18 +8,24 @@ to every shared sample and expect the same kind and the same facts.
 
 from __future__ import annotations
 
+import functools
 import io
+import random
 import re
+import zlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+
+from hypothesis import strategies as st
 
 from artifacts.parsers import ParseError
 from artifacts.parsers.detection import KEEPS_LINE_TIMES
 from artifacts.parsers.reading import parse_file
 from artifacts.parsers.streams import open_decompressed
-from tests.samples import MORE_SAMPLES_DIR, SAMPLES_DIR
+from tests.samples import MORE_SAMPLES_DIR, SAMPLES_DIR, TESTS_DIR
 
 SHARED_DIR = SAMPLES_DIR.parent
 
@@ -226,3 +232,278 @@ def sample_id(path: Path) -> str:
 # left out of the asserted matrix, each with its reason, and checked to still fail
 # (test_real_inputs.test_the_known_cases_still_fail) so the list shrinks when one is fixed.
 KNOWN: dict[tuple[str, str], str] = {}
+
+
+# --- generated variation --------------------------------------------------------------------
+# The fixed list above is what we thought of; Hypothesis composes the same kinds of layers at
+# random (tests/artifacts/test_generated_variation.py, benchmarks/real_inputs.py): prefix
+# shapes and separators, prompts of several shells, another program's lines around ours,
+# cut lines, line ends, encodings, colours and trailing spaces.
+
+NOISE_LINES: tuple[bytes, ...] = tuple(
+    line
+    for line in (TESTS_DIR / "fixtures" / "noise" / "other_programs.log").read_bytes().split(b"\n")
+    if line
+)
+STAMPS = ("iso", "iso-bracket", "syslog", "epoch", "uptime", "clock-pipe")
+TAG_FORMS = ("pipe", "colon", "bracket", "angle")
+LAUNCHERS = ("openmpi", "slurm", "torchrun", "pdsh", "kubectl", "journald")
+PROMPTS = ("bash", "bracketed", "zsh", "zsh-host", "fish", "powershell", "root", "starship")
+HOSTS = ("gpu07", "node-12", "x3006c0s1b0n0", "10.0.0.5", "worker-3", "web_1", "dgx-a100-031")
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One prefix on every line: a stamp, a tag with its values, or a known launcher's."""
+
+    family: str  # "stamp", "tag" or "launcher"
+    style: str  # a name from STAMPS, TAG_FORMS or LAUNCHERS
+    hosts: int = 1  # how many tag values (hosts, ranks, services) take turns
+
+    def label(self) -> str:
+        return f"{self.family}:{self.style}"
+
+
+@dataclass(frozen=True)
+class Variation:
+    cut_head: int = 0  # lines cut from the start of the original (a fragment)
+    cut_tail: int = 0  # ... and from its end
+    noise_before: int = 0  # other programs' lines before ours
+    noise_between: int = 0  # ... in the middle of ours
+    noise_after: int = 0  # ... and after
+    layers: tuple[Layer, ...] = ()  # innermost first
+    prompt: str | None = None  # a prompt line of that shell style before the output
+    colour: bool = False
+    trailing_spaces: bool = False
+    crlf: bool = False
+    encoding: str = "utf-8"  # "utf-8", "utf-8-sig" or "utf-16"
+
+    def labels(self) -> list[str]:
+        """The layer types this variation applies (the benchmark's rows)."""
+        out = [layer.label() for layer in self.layers]
+        if self.prompt:
+            out.append(f"prompt:{self.prompt}")
+        if self.cut_head or self.cut_tail:
+            out.append("cut")
+        if self.noise_before or self.noise_between or self.noise_after:
+            out.append("noise")
+        out += [
+            name
+            for name, on in (
+                ("colour", self.colour),
+                ("trailing spaces", self.trailing_spaces),
+                ("CRLF", self.crlf),
+            )
+            if on
+        ]
+        if self.encoding != "utf-8":
+            out.append(self.encoding)
+        return out or ["none"]
+
+
+def random_variation(rng: random.Random) -> Variation:
+    """A variation drawn from ``rng``: every choice is made here, so a seed names it."""
+
+    def layer() -> Layer:
+        family = rng.choice(("stamp", "tag", "launcher"))
+        styles = {"stamp": STAMPS, "tag": TAG_FORMS, "launcher": LAUNCHERS}[family]
+        return Layer(family, rng.choice(styles), rng.randint(1, 3))
+
+    return Variation(
+        cut_head=rng.choice((0, 0, 0, 1, 2, 5)),
+        cut_tail=rng.choice((0, 0, 0, 1, 3)),
+        noise_before=rng.choice((0, 0, 3, 40, 400)),
+        noise_between=rng.choice((0, 0, 0, 2, 20)),
+        noise_after=rng.choice((0, 0, 5)),
+        layers=tuple(layer() for _ in range(rng.choice((0, 1, 1, 2)))),
+        prompt=rng.choice((None, None, *PROMPTS)),
+        colour=rng.random() < 0.3,
+        trailing_spaces=rng.random() < 0.3,
+        crlf=rng.random() < 0.3,
+        encoding=rng.choice(("utf-8", "utf-8", "utf-8", "utf-8-sig", "utf-16")),
+    )
+
+
+def variations(salt: str = "") -> st.SearchStrategy[Variation]:
+    """Variations named by a seed (mixed with ``salt``, the sample, so that a few draws per
+    sample still cover every kind of layer across the corpus). A seed rather than one
+    strategy per field: with one or two examples per file Hypothesis would otherwise start
+    from the plainest variation each time; a failure still shrinks to a small seed."""
+    mix = zlib.crc32(salt.encode())
+    return st.integers(0, 2**32 - 1).map(lambda seed: random_variation(random.Random(seed ^ mix)))
+
+
+def is_document(kind: str, data: bytes) -> bool:
+    """JSON and XML documents: read from their first byte, so only what surrounds the whole
+    document varies (prompt, line ends, encoding), never their lines."""
+    start = data.lstrip(b"\xef\xbb\xbf \t\r\n")[:5]
+    return kind in DOCUMENT_KINDS or start[:1] in (b"{", b"[") or start in (b"<?xml", b"<!DOC")
+
+
+def cut(data: bytes, variation: Variation) -> bytes:
+    """The fragment of the original a variation keeps (lines cut at its start and end)."""
+    if not (variation.cut_head or variation.cut_tail):
+        return data
+    lines = data.split(b"\n")
+    ended = bool(lines) and lines[-1] == b""
+    if ended:
+        lines.pop()
+    kept = lines[variation.cut_head : len(lines) - variation.cut_tail]
+    return b"\n".join(kept) + (b"\n" if kept else b"")
+
+
+def _noise(count: int, salt: int) -> list[bytes]:
+    return [NOISE_LINES[(salt * 7 + i * 13) % len(NOISE_LINES)] for i in range(count)]
+
+
+def _stamp(style: str, i: int) -> bytes:
+    m, s, frac = i // 60 % 60, i % 60, i * 7919 % 1_000_000
+    return {
+        "iso": b"2025-06-01T10:%02d:%02d.%06dZ " % (m, s, frac),
+        "iso-bracket": b"[2025-06-01 10:%02d:%02d,%03d] " % (m, s, frac % 1000),
+        "syslog": b"Jun  1 10:%02d:%02d " % (m, s),
+        "epoch": b"17172360%02d.%06d " % (s, frac),
+        "uptime": b"[%6d.%06d] " % (1000 + i, frac),
+        "clock-pipe": b"10:%02d:%02d.%03d | " % (m, s, frac % 1000),
+    }[style]
+
+
+def _tag(layer: Layer, i: int, total: int) -> bytes:
+    # hosts take turns in runs, as a collector interleaves whole buffers of each process
+    host = HOSTS[(i * layer.hosts // max(total, 1)) % len(HOSTS)].encode()
+    return {
+        "pipe": host.ljust(14) + b"| ",
+        "colon": host + b": ",
+        "bracket": b"[" + host + b"] ",
+        "angle": host + b"> ",
+    }[layer.style]
+
+
+_LAUNCHER_PREFIX: dict[str, Callable[[int], bytes]] = {
+    "openmpi": lambda i: b"[1,0]<stdout>:",
+    "slurm": lambda i: b"%d: " % (i // 50 % 2),
+    "torchrun": lambda i: b"[rank3]:",
+    "pdsh": lambda i: b"gpu07: ",
+    "kubectl": lambda i: b"2025-06-01T10:%02d:%02d.%09dZ " % (i // 60 % 60, i % 60, i * 7919),
+    "journald": lambda i: b"Jun 01 10:%02d:%02d gpu07 python3[4242]: " % (i // 60 % 60, i % 60),
+}
+
+_PROMPT_LINES = {
+    "bash": b"{user}@{host}:~/runs$ cat evidence.txt",
+    "bracketed": b"[{user}@{host} runs]$ cat evidence.txt",
+    "zsh": b"{user}@{host} runs % cat evidence.txt",
+    "zsh-host": b"{host}% cat evidence.txt",
+    "fish": b"{user}@{host} ~/runs> cat evidence.txt",
+    "powershell": b"PS C:\\Users\\{user}> type evidence.txt",
+    "root": b"# cat /tmp/evidence.txt",
+    "starship": b"\xe2\x9d\xaf cat evidence.txt",
+}
+
+
+def vary(
+    data: bytes, variation: Variation, *, document: bool = False, host: str = "gpu07"
+) -> bytes:
+    """The bytes of ``data`` arrived the way ``variation`` says. A document keeps its lines;
+    ``host``: the host a prompt names (the one the evidence names, when it names one)."""
+    lines = data.split(b"\n")
+    ended = bool(lines) and lines[-1] == b""
+    if ended:
+        lines.pop()
+    if not document:
+        lines = cut(data, variation).split(b"\n")[:-1] if lines else lines
+        blanks = [i for i, line in enumerate(lines) if not line.strip()]
+        middle = min(blanks, key=lambda i: abs(i - len(lines) // 2)) if blanks else len(lines)
+        lines = (
+            _noise(variation.noise_before, 1)
+            + lines[:middle]
+            + _noise(variation.noise_between, 2)
+            + lines[middle:]
+            + _noise(variation.noise_after, 3)
+        )
+        if variation.trailing_spaces:
+            lines = [line + b"  " if i % 3 == 0 else line for i, line in enumerate(lines)]
+        if variation.colour:
+            lines = [b"\x1b[0;33m" + line + b"\x1b[0m" if line.strip() else line for line in lines]
+        for layer in variation.layers:
+            if layer.family == "tag":
+                # a tag is told from a "name: value" line by its values repeating: a file
+                # too short for that is left without it
+                if len(lines) < 4:
+                    continue
+                layer = Layer(layer.family, layer.style, min(layer.hosts, len(lines) // 4))
+            lines = [_prefix(layer, i, len(lines)) + line for i, line in enumerate(lines)]
+    if variation.prompt:
+        prompt = _PROMPT_LINES[variation.prompt].replace(b"{host}", host.encode())
+        prompt = prompt.replace(b"{user}", b"svc-perf")
+        lines.insert(0, b"\x1b[1;32m" + prompt + b"\x1b[0m" if variation.colour else prompt)
+    out = b"\n".join(lines) + (b"\n" if ended or variation.prompt else b"")
+    if variation.crlf:
+        out = crlf(out)
+    if variation.encoding != "utf-8":
+        out = out.decode("utf-8", errors="replace").encode(variation.encoding)
+    return out
+
+
+def _prefix(layer: Layer, i: int, total: int) -> bytes:
+    if layer.family == "stamp":
+        return _stamp(layer.style, i)
+    if layer.family == "tag":
+        return _tag(layer, i, total)
+    return _LAUNCHER_PREFIX[layer.style](i)
+
+
+def contains(got: Any, want: Any) -> bool:
+    """Whether every fact of ``want`` is read in ``got``: what the original left unknown
+    (None) may be known now (a host from a prompt, a time from a collector), and lists may
+    hold more (another program's line that is an event too), in the same order."""
+    if want is None:
+        return True
+    if isinstance(want, dict):
+        return isinstance(got, dict) and all(
+            k in got and contains(got[k], v) for k, v in want.items()
+        )
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return False
+        items = iter(got)
+        return all(any(contains(item, w) for item in items) for w in want)
+    return got == want
+
+
+def named_host(facts_json: Any) -> str | None:
+    """The first host a reading names (a prompt of the same session would name it too)."""
+    if isinstance(facts_json, dict):
+        host = facts_json.get("host")
+        if isinstance(host, str) and host:
+            return host
+        values: Any = facts_json.values()
+    elif isinstance(facts_json, list):
+        values = facts_json
+    else:
+        return None
+    return next((h for h in map(named_host, values) if h), None)
+
+
+def check_variation(
+    name: str, data: bytes, kind: str, want: Any, variation: Variation
+) -> str | None:
+    """Why a variant of a sample (read as ``kind`` with facts ``want``) is not read alike,
+    or None. A cut variant is held to what its fragment alone gives."""
+    document = is_document(kind, data)
+    if not document and (variation.cut_head or variation.cut_tail):
+        kind, want = reading(name, cut(data, variation))
+        if kind in ("?", "other") or isinstance(want, str):
+            return None  # the fragment holds none of the facts: nothing to keep
+    changed = vary(data, variation, document=document, host=named_host(want) or "gpu07")
+    got_kind, got = reading(name, changed)
+    if got_kind != kind:
+        return f"kind {got_kind}"
+    if isinstance(got, str) or not contains(got, want):
+        return "facts differ" if not isinstance(got, str) else got
+    return None
+
+
+@functools.lru_cache(maxsize=512)
+def original_reading(path: Path) -> tuple[str, Any]:
+    """(kind, facts) of a shared sample as stored, read once per test session."""
+    return reading(path.name, path.read_bytes())

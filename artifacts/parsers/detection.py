@@ -40,7 +40,7 @@ NAME_HINT_BONUS = 0.05
 KEEPS_LINE_TIMES = frozenset({"nccl_debug"})
 # Kinds whose own lines start with their time (the kernel's uptime, Fabric Manager's date):
 # a stamp found by its shape as the innermost layer is theirs, and stays.
-OWN_LINE_TIMES = frozenset({"dmesg", "fabric_manager", "ebpf_hist"})
+OWN_LINE_TIMES = frozenset({"dmesg", "fabric_manager"})
 
 # Where each kind's content may start: byte strings its tool prints on its own lines.
 # ``sample`` looks for them in the whole file (past the head, streamed, up to SCAN_BYTES)
@@ -279,33 +279,22 @@ def detect(
         if main is not None:
             view, parts, head = main
             windows = ()
-    ranked = _ranked_sample(name, head, windows, view)
-    shaped = tuple(layer for layer in view.layers if layer.startswith(("time:", "tag:")))
-    if shaped:
-        # A layer found by its shape may be the content's own line start: the reading
-        # without it wins when a parser is surer of it.
-        plain = dataclasses.replace(
-            view, layers=tuple(layer for layer in view.layers if layer not in shaped)
-        )
-        unpeeled = _ranked_sample(name, head, windows, plain)
-        if unpeeled and (not ranked or unpeeled[0][0] < ranked[0][0]):
-            view, ranked = plain, unpeeled
+    view, ranked = _best_view(name, head, windows, view)
     candidates = tuple(c for _, _, c in ranked)
     bases = [-base for base, _, _ in ranked]
     ambiguous = bool(bases) and (
         bases[0] < LOW_SCORE or (len(bases) > 1 and bases[0] - bases[1] < NEAR_TIE)
     )
     kind = candidates[0].kind if candidates else OTHER
-    if kind in KEEPS_LINE_TIMES and any(map(normalize.is_time_layer, view.layers)):
+    if kind in KEEPS_LINE_TIMES and set(view.layers) & set(normalize.TIME_LAYERS):
         # NCCL prints no time of its own: a collector's stamp is the only time its events
-        # have, and the parser reads it from the start of the line.
-        kept = tuple(layer for layer in view.layers if not normalize.is_time_layer(layer))
-        view = dataclasses.replace(view, layers=kept)
-    if kind in OWN_LINE_TIMES:
-        layers = list(view.layers)
-        while layers and layers[-1].startswith("time:"):
-            layers.pop()  # the innermost stamp is the tool's own (dmesg's uptime)
-        view = dataclasses.replace(view, layers=tuple(layers))
+        # have, and the parser reads it from the start of the line (the layers inside it
+        # are still stripped).
+        layers = tuple(
+            normalize.kept(layer) if layer in normalize.TIME_LAYERS else layer
+            for layer in view.layers
+        )
+        view = dataclasses.replace(view, layers=layers)
     if kind != "nccl_debug" and view.hosts:
         # Only an NCCL log is cut where another process's header starts mid-line: the
         # nccl-tests reader puts a result row broken by such a line back together itself.
@@ -313,6 +302,39 @@ def detect(
     if encoding and encoding != view.encoding and not view.binary:
         view = dataclasses.replace(view, encoding=encoding, needed=True)
     return Detection(kind=kind, candidates=candidates, ambiguous=ambiguous, view=view, parts=parts)
+
+
+def _best_view(
+    name: str, head: bytes, windows: tuple[bytes, ...], view: View
+) -> tuple[View, list[tuple[float, int, Candidate]]]:
+    """The cleaning whose reading a parser is surest of, with its ranking. A layer found by
+    its shape may be the content's own line start (dmesg's uptime, a format's first
+    column): the readings without the shaped layers compete with the full one. On a tie
+    the full cleaning wins, except that a kind whose lines start with their own time keeps
+    its innermost stamp."""
+    ranked = _ranked_sample(name, head, windows, view)
+    shaped = [layer for layer in view.layers if layer.startswith(("time:", "tag:"))]
+    if not shaped:
+        return view, ranked
+    options = [(view, ranked)]
+    inner = list(view.layers)
+    while inner and inner[-1].startswith("time:"):
+        inner.pop()
+    layer_sets = [tuple(inner), tuple(layer for layer in view.layers if layer not in shaped)]
+    for layers in dict.fromkeys(layer_sets):
+        if layers != view.layers:
+            other = dataclasses.replace(view, layers=layers)
+            options.append((other, _ranked_sample(name, head, windows, other)))
+    top = min((r[0][0] for _, r in options if r), default=None)
+    if top is None:
+        return view, ranked
+    best = [(v, r) for v, r in options if r and r[0][0] == top]
+    kind = best[0][1][0][2].kind
+    if kind in OWN_LINE_TIMES:
+        # its own stamp stays, the collector's layers around it go
+        own = next((o for o in best if o[0].layers == tuple(inner)), None)
+        return own or best[-1]
+    return best[0]
 
 
 def _ranked_sample(

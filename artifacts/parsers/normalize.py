@@ -155,6 +155,7 @@ _LAYERS: dict[str, re.Pattern[str]] = {
 }
 # Layers that are a time: kept for logs whose lines have none of their own (detection.py).
 TIME_LAYERS = ("kubectl", "syslog", "timestamp")
+KEEP = "keep:"
 # A layer is stripped when at least this share of the sample's non-empty lines carry it...
 _LAYER_SHARE = 0.6
 # ... and, for the keyed layers, when its values repeat: at most one distinct value per
@@ -274,17 +275,21 @@ def clean_line(line: str, view: View) -> Iterator[str]:
 
 def _strip(line: str, layers: tuple[str, ...]) -> str:
     line = _ALWAYS.sub("", line, count=1)
+    kept = ""  # the text of kept layers ("keep:<name>"): a collector's time an NCCL log reads
     for name in layers:
         match = layer_pattern(name).match(line)
         if match:
+            if name.startswith(KEEP):
+                kept += match.group(0)
             line = line[match.end() :]
             line = _ALWAYS.sub("", line, count=1)
-    return line
+    return kept + line
 
 
 @functools.lru_cache(maxsize=64)
 def layer_pattern(name: str) -> re.Pattern[str]:
     """The regex of a layer: a named one, or one found by its shape ("time:" / "tag:")."""
+    name = name.removeprefix(KEEP)
     if name in _LAYERS:
         return _LAYERS[name]
     return re.compile(name.split(":", 1)[1])
@@ -295,7 +300,13 @@ def is_time_layer(name: str) -> bool:
     return name in TIME_LAYERS or name.startswith("time:")
 
 
+def kept(name: str) -> str:
+    """A layer that stays in the clean line, while the layers inside it are stripped."""
+    return name if name.startswith(KEEP) else KEEP + name
+
+
 def _known_layer(name: str) -> bool:
+    name = name.removeprefix(KEEP)
     if name in _LAYERS:
         return True
     if not name.startswith(("time:", "tag:")):
@@ -492,7 +503,7 @@ def _prompted_document(text: str) -> bool:
     """Whether prompt lines (and fences) stand before a JSON or XML document."""
     prompted = False
     for line in text.split("\n", 20)[:20]:
-        bare = line.strip("\r\ufeff ")
+        bare = _ANSI.sub("", line).strip("\r\ufeff ")
         if not bare or _FENCE.match(bare):
             continue
         if prompt_command(bare):
