@@ -195,7 +195,12 @@ def _only_when_configured(view: Any) -> Any:
     def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not settings.PERFHUB_OIDC_ENABLED:
             raise Http404("OpenID Connect sign-in is not configured")
-        return view(request, *args, **kwargs)
+        try:
+            return view(request, *args, **kwargs)
+        except requests.RequestException as exc:
+            # the provider (or its discovery document) is down: say so, keep the form usable
+            log.warning("OIDC sign-in: provider unreachable: %s", exc)
+            return HttpResponseRedirect(f"{resolve_url(settings.LOGIN_URL)}?signin=unreachable")
 
     return wrapped
 
@@ -212,7 +217,7 @@ class SignInView(LoginView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
         context["oidc_name"] = settings.PERFHUB_OIDC_NAME if settings.PERFHUB_OIDC_ENABLED else ""
-        context["signin_refused"] = self.request.GET.get("signin") == "refused"
+        context["signin_problem"] = self.request.GET.get("signin", "")
         return context
 
 

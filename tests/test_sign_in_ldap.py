@@ -246,3 +246,14 @@ def test_local_accounts_sign_in_beside_the_directory_and_without_it(
     client.logout()
     _configure(settings, f"ldap://127.0.0.1:{free_port()}")  # nothing listens there
     assert _sign_in(client, editor.username, f"pw-{editor.username}").status_code == 302
+
+
+def test_failed_directory_sign_ins_are_throttled_like_local_ones(
+    client, settings, directory
+) -> None:  # type: ignore[no-untyped-def]
+    _configure(settings, directory.uri)
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        assert _sign_in(client, "dana", "guess").status_code == 200
+    assert _sign_in(client, "dana", "guess").status_code == 429  # the limit reached
+    # locked out before the directory is asked, even with the right password
+    assert _sign_in(client, "dana", "pw-dana").status_code == 429

@@ -157,6 +157,27 @@ def test_the_login_page_offers_the_provider_only_when_configured(client, setting
     assert page.count('name="next" value="/runs/"') == 2  # both ways in go back to the page
 
 
+def test_with_the_provider_down_local_accounts_sign_in_and_the_button_says_so(  # type: ignore[no-untyped-def]
+    client, settings, editor
+) -> None:
+    settings.PERFHUB_OIDC_ENABLED = True
+    settings.PERFHUB_OIDC_NAME = "Example SSO"
+    settings.OIDC_RP_CLIENT_ID = CLIENT_ID
+    settings.PERFHUB_OIDC_ISSUER = f"http://127.0.0.1:{free_port()}/o"  # nothing listens
+    settings.AUTHENTICATION_BACKENDS = [
+        "axes.backends.AxesStandaloneBackend",
+        "perfhub.auth_oidc.PerfHubOIDCBackend",
+        "django.contrib.auth.backends.ModelBackend",
+    ]
+    button = client.get("/oidc/authenticate/")
+    assert button.status_code == 302 and button["Location"] == "/login/?signin=unreachable"
+    assert "Example SSO could not be reached" in client.get(button["Location"]).content.decode()
+    page = client.post(
+        "/login/", {"username": editor.username, "password": f"pw-{editor.username}"}
+    )
+    assert page.status_code == 302 and page["Location"] == "/"
+
+
 def test_a_company_user_signs_in_gets_roles_from_groups_and_signs_out(oidc, live_server) -> None:  # type: ignore[no-untyped-def]
     oidc.user("alice", "perf-admins", "perf", "sales")
     browser = requests.Session()
