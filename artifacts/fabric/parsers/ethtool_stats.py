@@ -49,6 +49,7 @@ _SPEED = re.compile(r"^(?P<mbps>\d+)\s*Mb/s$")
 _FAILURE = re.compile(r"no stats available|Cannot get stats|Operation not supported", re.IGNORECASE)
 # Text that means the file is another tool's output even if it has "name: 123" lines.
 _QUICK_COUNTER = re.compile(r":\s+-?\d")
+_NIC_WORDS = re.compile(r"rx|tx|pause|packets|bytes|drop|discard|err|pci|queue|_phy\b|vport")
 _FOREIGN = ("hca_id:", "CA '", "Infiniband device", "NVSMI LOG", "/sys/class/", "Bucket ")
 
 
@@ -114,17 +115,26 @@ def accepts(name: str, head: bytes) -> bool:
     command = _COMMAND.search(text) is not None
     lines = text.splitlines()[:3000]
     counters = other = 0
+    run = nic_words = 0  # the current block of consecutive counter lines, wherever it is
     for i, line in enumerate(lines):
         stripped = line.strip()
         if stripped and not stripped.startswith("```"):
-            if _COUNTER.match(line):
+            if m := _COUNTER.match(line):
                 counters += 1
+                run += 1
+                nic_words += bool(_NIC_WORDS.search(m["name"]))
                 if command and counters >= 2:
+                    return True
+                # a block of NIC counters among other programs' lines (a fragment pasted
+                # into a log): six in a row, mostly named like NIC statistics
+                if run >= 6 and nic_words * 2 >= run:
                     return True
             else:
                 other += 1
-        if not command and counters + (len(lines) - i - 1) < max(4, 2 * other):
-            return False  # even if every line left were a counter
+                run = nic_words = 0
+        left = len(lines) - i - 1
+        if not command and counters + left < max(4, 2 * other) and run + left < 6:
+            return False  # even if every line left were a counter (and no block can form)
     if command:
         return False  # fewer than two counter lines (4 would have returned above)
     return counters >= 4 and counters >= 2 * other

@@ -316,3 +316,21 @@ def test_newer_ethtool_prints_the_lanes_of_the_speed() -> None:
     first, second = parse_text(text).links
     assert (first.speed_mbps, first.lanes) == (200000, 4)
     assert second.lanes is None and parse_text(SETTINGS).links[0].lanes is None
+
+
+def test_a_block_of_nic_counters_inside_another_programs_log() -> None:
+    # a headerless fragment among more lines of other output than counters
+    noise = "".join(
+        f"W0601 10:02:{i:02d}.2 2841 reflector.go:424] failed to list: {i}\n" for i in range(40)
+    )
+    block = "".join(
+        f"     tx_prio{p}_pause: {p * 10}\n     rx_prio{p}_bytes: {p}\n" for p in range(4)
+    )
+    text = noise + block + noise
+    assert ethtool_stats.accepts("x", text.encode())
+    rows = {s.counter: s.value for s in parse_text(text).samples}
+    assert rows == {**{f"tx_prio{p}_pause": p * 10 for p in range(4)},
+                    **{f"rx_prio{p}_bytes": p for p in range(4)}}  # fmt: skip
+    # the same number of "name: integer" lines of another program is not a NIC dump
+    other = noise + "".join(f"   step_{i}: {i}\n" for i in range(8)) + noise
+    assert not ethtool_stats.accepts("x", other.encode())
