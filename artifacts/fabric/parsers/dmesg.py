@@ -200,10 +200,14 @@ class _State:
 
     def _facts(self, body: str) -> bool:
         """Read the facts a line states; True when the line is only that (no event)."""
-        if self.kernel_version is None and (m := _KERNEL.search(body)):
+        # each search only where its words are: most kernel lines hold none of these facts
+        kernel = "version" in body or "Tainted" in body
+        if self.kernel_version is None and kernel and (m := _KERNEL.search(body)):
             self.kernel_version = m["v"] or m["t"]
-        if self.hardware is None and (m := _HARDWARE.search(body)):
+        if self.hardware is None and "Hardware name" in body and (m := _HARDWARE.search(body)):
             self.hardware = m["hw"]
+        if "NVRM" not in body:
+            return False
         if m := _DRIVER.search(body):
             self.driver_version = self.driver_version or m["v"]
             return True
@@ -306,6 +310,27 @@ class _State:
 
 
 def _event(body: str) -> tuple[str, dict[str, Any]] | None:
+    # each pattern only where its words are: most kernel lines name none of them
+    if "NVRM" in body or "fallen off" in body:
+        return _nvrm_event(body)
+    if "SXid" in body and (m := _SXID.search(body)):
+        return "sxid", {
+            "sxid": int(m["code"]),
+            "device": m["dev"],
+            "pci": _pci(m["pci"]),
+            "message": m["rest"].strip()[:500],
+        }
+    if "mlx5_core" in body and (m := _MLX_LINK.search(body)):
+        return "nic_link", {"device": m["dev"].rstrip(":"), "pci": m["pci"], "state": m["state"]}
+    if ("AER" in body or "PCIe Bus Error" in body) and (m := _AER.search(body)):
+        severity = (m["kind"] or m["sev"] or "").strip()
+        return "pcie_aer", {"device": m["dev"], "severity": severity}
+    if "Out of memory" in body and (m := _OOM.search(body)):
+        return "oom_kill", {"pid": int(m["pid"]), "process": m["name"]}
+    return None
+
+
+def _nvrm_event(body: str) -> tuple[str, dict[str, Any]] | None:
     if m := _XID.search(body):
         details: dict[str, Any] = {"xid": int(m["code"]), "device": _pci(m["pci"])}
         rest = m["rest"]
@@ -316,24 +341,10 @@ def _event(body: str) -> tuple[str, dict[str, Any]] | None:
             rest = p["msg"]
         details["message"] = rest.strip()[:500]
         return "xid", details
-    if m := _SXID.search(body):
-        return "sxid", {
-            "sxid": int(m["code"]),
-            "device": m["dev"],
-            "pci": _pci(m["pci"]),
-            "message": m["rest"].strip()[:500],
-        }
     if m := _OFF_BUS.search(body):
         return "gpu_off_bus", {"device": _pci(m["pci"]) if m["pci"] else None}
     if m := _NVRM.search(body):
         return "nvrm", _nvrm_details(m["msg"])
-    if m := _MLX_LINK.search(body):
-        return "nic_link", {"device": m["dev"].rstrip(":"), "pci": m["pci"], "state": m["state"]}
-    if m := _AER.search(body):
-        severity = (m["kind"] or m["sev"] or "").strip()
-        return "pcie_aer", {"device": m["dev"], "severity": severity}
-    if m := _OOM.search(body):
-        return "oom_kill", {"pid": int(m["pid"]), "process": m["name"]}
     return None
 
 

@@ -55,8 +55,14 @@ class Stamp:
 
 def split_stamp(raw: str) -> Stamp | None:
     """The stamp and message of a kernel log line, or None when it carries no stamp."""
-    if m := _SYSLOG.match(raw):
+    if " kernel: " in raw[:120] and (m := _SYSLOG.match(raw)):
         return _syslog(raw, m)
+    if "[" not in raw[:40]:  # every other shape but --time-format iso has a bracket
+        m = _ISO.match(raw)
+        if m is None:
+            return None
+        stamp = find_timestamp(m["t"].replace(",", "."))
+        return Stamp(stamp[0] if stamp else None, None, None, None, "iso", raw[m.end() :])
     if m := _UPTIME.match(raw):
         delta = float(m["d"]) if m["d"] else None
         return Stamp(None, None, float(m["s"]), delta, "uptime", raw[m.end() :])

@@ -246,24 +246,8 @@ class _State:
 
     def feed(self, line: str, line_no: int = 0) -> None:
         self.line_no = line_no
-        if m := _STARTED.match(line):  # before prompts: "# started on" looks like "# cmd"
-            run = self.run
-            run = self._next_run(bool(run.events or run.footer or run.target or run.started))
-            stamp = find_timestamp(m["t"])
-            run.started = stamp[0] if stamp else None
-            self.parts.setdefault("started", None)
-            return
-        if _INTERVAL_HEADER.match(line):  # "#           time             counts unit events"
-            self.parts.setdefault("interval_header", None)
-            return
-        if (
-            (m := _METRIC_ONLY.match(line))
-            and self.events
-            and self.events[-1].run == self.run.index
-        ):
-            last = self.events[-1]
-            more = (*last.more_metrics, " ".join(m["metric"].split()))
-            self.events[-1] = dataclasses.replace(last, more_metrics=more)
+        # "#" lines before prompts: "# started on" and "#    time" look like a root's "# cmd"
+        if line.lstrip()[:1] == "#" and self._comment(line):
             return
         shell = prompt(line)
         if shell is not None:
@@ -301,6 +285,26 @@ class _State:
         self._add(m["event"], m["value"], m["unit"], m["scope"], m["cpus"], m["interval"],
                   m["metric"], m["pct"], m["var"])  # fmt: skip
         self.parts.setdefault("interval" if m["interval"] else "counters", None)
+
+    def _comment(self, line: str) -> bool:
+        """``# started on``, the interval header and metric-only lines; True when one."""
+        if m := _STARTED.match(line):
+            run = self.run
+            run = self._next_run(bool(run.events or run.footer or run.target or run.started))
+            stamp = find_timestamp(m["t"])
+            run.started = stamp[0] if stamp else None
+            self.parts.setdefault("started", None)
+            return True
+        if _INTERVAL_HEADER.match(line):  # "#           time             counts unit events"
+            self.parts.setdefault("interval_header", None)
+            return True
+        m = _METRIC_ONLY.match(line)
+        if m and self.events and self.events[-1].run == self.run.index:
+            last = self.events[-1]
+            more = (*last.more_metrics, " ".join(m["metric"].split()))
+            self.events[-1] = dataclasses.replace(last, more_metrics=more)
+            return True
+        return False
 
     def _csv(self, line: str) -> bool:
         """``-x,``: [interval,] [scope, cpus,] value, unit, event, run, pct[, metric, name]."""
