@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from artifacts.fabric.parsers import nccl_debug
 from artifacts.fabric.parsers.nccl_debug.ibverbs import read_completion
 from artifacts.fabric.parsers.nccl_debug.versions import read_version
+from artifacts.parsers import detect_kind
 from tests.samples import more_sample
 
 
@@ -239,7 +240,9 @@ def test_hundreds_of_other_librarys_lines_change_nothing(amounts: list[int]) -> 
         lines += [NOISE[j % len(NOISE)] for j in range(amount)]
         if i < len(CORE):
             lines.append(CORE[i])
-    result = parse_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    assert detect_kind("job.log", text.encode()) == "nccl_debug"
+    result = parse_text(text)
     assert [h.host for h in result.hosts] == ["gpu-a"]
     assert [(v.library, v.version) for v in result.versions] == [("NCCL", "2.21.5")]
     [completion] = result.ib_completions
