@@ -950,6 +950,9 @@ class _State:
         if completion is not None:
             details["ib_completion"] = completion
             self._completion(seg.host, seg, completion, line_no)
+        elif ibverbs.ASYNC_MARKER in text and (event := ibverbs.read_async_event(text)):
+            details["ib_async_event"] = event
+            self.parts.setdefault("ib_errors", None)
         self._event("nccl_warn", time, seg, line_no, text, details, launcher)
         if completion is not None and ibverbs.incomplete(completion):
             self.pending_completion = (self.events[-1], line_no) if self.events else None

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 MARKER = "Got completion"
+ASYNC_MARKER = "async "
 
 # ibv_wc_status (libibverbs verbs.h): the work-completion status of a failed RDMA operation.
 IBV_WC_STATUS: dict[int, str] = {
@@ -100,6 +101,30 @@ def read_completion(text: str) -> dict[str, Any] | None:
     if hca := _HCA.search(body):
         fields["hca"] = hca["h"]
     return fields
+
+
+# the HCA's asynchronous events (port error, port active, QP fatal...), NCCL <= 2.18 and later:
+# "NET/IB : mlx5_0:1 Got async event : port error",
+# "NET/IB : mlx5_0:1 async fatal event on QP (0x55d5): local work queue catastrophic error"
+_ASYNC = re.compile(
+    r"NET/IB ?: ?(?:(?P<hca>[\w.\-]+):(?P<port>\d+) )?(?:Got )?async "
+    r"(?:(?P<sev>fatal|non-fatal) )?event(?: on (?P<on>\w+)(?: \([^)]*\))?)?\s*:\s*"
+    r"(?P<event>\S.*?)\s*$"
+)
+
+
+def read_async_event(text: str) -> dict[str, Any] | None:
+    """The HCA, port and event of an IB asynchronous event NCCL reported, or None."""
+    m = _ASYNC.search(text)
+    if m is None:
+        return None
+    return {
+        "hca": m["hca"],
+        "port": int(m["port"]) if m["port"] else None,
+        "severity": m["sev"],
+        "on": m["on"],  # QP, CQ, SRQ or None (a port/device event)
+        "event": m["event"],
+    }
 
 
 def incomplete(fields: dict[str, Any]) -> bool:

@@ -174,6 +174,23 @@ def test_completion_warn_lines_become_structured_events_with_host_and_rank() -> 
     assert "ib_errors" in result.parts and "init" in result.parts
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("NET/IB : mlx5_0:1 Got async event : port error", ("mlx5_0", 1, None, None, "port error")),
+        ("NET/IB : mlx5_3:1 Got async event : client reregistration", ("mlx5_3", 1, None, None, "client reregistration")),
+        ("NET/IB : Got async event : local catastrophic error", (None, None, None, None, "local catastrophic error")),
+        ("NET/IB : mlx5_1:1 async fatal event on QP (0x55d5f5ac09e0): local work queue catastrophic error",
+         ("mlx5_1", 1, "fatal", "QP", "local work queue catastrophic error")),
+    ],
+)  # fmt: skip
+def test_ib_async_events(text: str, expected: tuple[object, ...]) -> None:
+    result = parse_text(f"node-1:7:9 [0] transport/net_ib.cc:99 NCCL WARN {text}\n")
+    event = result.events[0].details["ib_async_event"]
+    assert (event["hca"], event["port"], event["severity"], event["on"], event["event"]) == expected
+    assert result.parts == ("warnings", "ib_errors")
+
+
 def test_repeated_completions_are_counted_per_peer() -> None:
     line = "h1:10:11 [3] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer {peer}<1> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n"
     result = parse_text(line.format(peer="10.0.0.2") * 3 + line.format(peer="10.0.0.3"))
