@@ -708,6 +708,12 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in text.lower()).strip("_")[:80]
 
 
+def load_superbench_monitor(artifact: Artifact, result: Any) -> None:
+    """Readings only: each line is a snapshot of GPU, CPU and NIC levels at its time."""
+    clear_fabric_rows(artifact)
+    load_counter_samples(artifact, result.samples, result.snapshots)
+
+
 FABRIC_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
     "ethtool_stats": load_ethtool_stats,
     "rdma_counters": load_rdma_counters,
@@ -723,4 +729,5 @@ FABRIC_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
     "proc_interrupts": load_proc_interrupts,
     "perf_stat": load_perf_stat,
     "ebpf_hist": load_ebpf_hist,
+    "superbench_monitor": load_superbench_monitor,
 }

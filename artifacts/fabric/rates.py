@@ -35,7 +35,8 @@ RATE_COLUMNS = (
 
 # Units of readings that are levels, not running totals: their "rate" means nothing.
 GAUGE_UNITS = frozenset(
-    {"C", "W", "MHz", "%", "MiB", "lanes", "ratio", "min", "Gb/s", "GB/s", "dBm", "mV", "mA"}
+    {"C", "W", "MHz", "%", "MiB", "lanes", "ratio", "min", "Gb/s", "GB/s", "bytes/s"}
+    | {"dBm", "mV", "mA"}  # mlxlink's module readings
 )
 # nvidia-smi mixes levels and totals under the unit "count": these are the running totals.
 _NVIDIA_SMI_TOTALS = (

@@ -78,6 +78,10 @@ PARSERS: dict[str, Kind] = {
         "RDMA port counters (sysfs, rdma statistic)",
     ),
     "mlxlink": Kind("artifacts.fabric.parsers.mlxlink", "mlxlink (link, FEC, module, BER)"),
+    "superbench_monitor": Kind(
+        "artifacts.fabric.parsers.superbench_monitor",
+        "SuperBench monitor (JSON lines of GPU, CPU and NIC readings)",
+    ),
     # Host and tool outputs with their own markers (banners, table headers, prefixes).
     "dcgm": Kind("artifacts.fabric.parsers.dcgm", "DCGM (dcgmi diag, dcgmi dmon)"),
     "perftest": Kind(

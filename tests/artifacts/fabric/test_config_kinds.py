@@ -164,3 +164,20 @@ def test_nvidia_smi_p2p_facts_name_the_pairs_that_are_not_ok() -> None:
         ("", "GPU1", None): "GPU0:NS",
         ("", "GPU2", None): "all OK",
     }
+
+
+def test_superbench_monitor_readings_become_timed_snapshots_and_no_rates() -> None:
+    from artifacts.models import CounterRate, CounterSnapshot
+    from tests.samples import more_sample
+
+    text = more_sample("counters/superbench_gpu_monitor.jsonl").read_text()
+    artifact = evaluated(upload_text("monitor.jsonl", text, host="sb-node-1"))
+    assert (artifact.kind, artifact.status) == ("superbench_monitor", "parsed"), artifact.error
+    gpu0 = CounterSnapshot.objects.filter(artifact=artifact, device="GPU 0").order_by("taken_at")
+    assert gpu0.count() == 5  # one per line, at the line's own time
+    first, second = gpu0[0], gpu0[1]
+    assert (first.host, first.time_source) == ("sb-node-1", CounterSnapshot.TimeSource.FILE)
+    assert (second.taken_at - first.taken_at).total_seconds() == 11
+    # levels (%, C, W, MiB, bytes/s) do not pair into rates; ECC totals may
+    rated = set(CounterRate.objects.filter(after__artifact=artifact).values_list("unit", flat=True))
+    assert rated <= {"count", "count/s"}
