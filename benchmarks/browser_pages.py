@@ -15,6 +15,10 @@ The time is the browser's own navigation timing: from the request to the load ev
 
     make run   # once: demo data; then stop it (or point --url at it and skip the server)
     .venv/bin/python benchmarks/browser_pages.py --repeat 5
+
+With ``--screenshots docs/img`` it also saves what each page of the journey looks like
+(1400 x 900, the demo data), the pictures of the README's "first ten minutes": taken by
+this script from the running demo, they stay current.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ def journey() -> list[tuple[str, str]]:
     import django
 
     django.setup()
+    from artifacts.jobs.models import Job
     from artifacts.models import Artifact, BenchmarkRun
-    from baselines.models import Alert, HardwareProfile, Series
+    from baselines.models import Alert, HardwareProfile, Series, Sweep
     from incidents.models import Incident
     from knowledge.models import Page
     from reports.models import Report
@@ -71,6 +76,8 @@ def journey() -> list[tuple[str, str]]:
         ("a report", Report.objects.order_by("-pk").first()),
         ("an incident", Incident.objects.order_by("-pk").first()),
         ("a knowledge page", Page.objects.order_by("pk").first()),
+        ("a job", Job.objects.order_by("-pk").first()),
+        ("a sweep", Sweep.objects.order_by("-pk").first()),
     ]
     pages += [(name, obj.get_absolute_url()) for name, obj in firsts if obj is not None]
     return pages
@@ -155,10 +162,41 @@ def measure(url: str, password: str, pages: list[tuple[str, str]], repeat: int) 
     return rows
 
 
+def screenshots(url: str, password: str, pages: list[tuple[str, str]], folder: Path) -> int:
+    """One PNG per page, named after it (``a run`` -> ``a-run.png``), once charts are drawn."""
+    from playwright.sync_api import sync_playwright
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", "--no-first-run"]
+        )
+        tab = browser.new_page(viewport={"width": 1400, "height": 900})
+        tab.goto(f"{url}/login/")
+        tab.fill("input[name=username]", USER)
+        tab.fill("input[name=password]", password)
+        tab.click("button[type=submit]")
+        tab.wait_for_load_state("load")
+        for name, path in pages:
+            tab.goto(url + path, wait_until="load")
+            # Charts render after load (deferred plotly): wait until each says it is drawn.
+            tab.wait_for_function(
+                "() => [...document.querySelectorAll('[data-figure]')]"
+                ".every(f => f.dataset.rendered === 'true')",
+                timeout=15000,
+            )
+            tab.screenshot(path=str(folder / f"{name.replace(' ', '-')}.png"))
+        browser.close()
+    return len(pages)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5, help="cold and warm loads per page")
     parser.add_argument("--url", default="", help="a running PerfHub instead of starting one")
+    parser.add_argument(
+        "--screenshots", type=Path, metavar="DIR", help="also save a PNG of every page here"
+    )
     args = parser.parse_args()
     if not os.path.exists(CHROMIUM):
         raise SystemExit(f"no chromium at {CHROMIUM} (apt-get install chromium)")
@@ -172,6 +210,9 @@ def main() -> int:
         url = f"http://127.0.0.1:{port}"
     try:
         rows = measure(url, password, pages, args.repeat)
+        if args.screenshots:
+            taken = screenshots(url, password, pages, args.screenshots)
+            print(f"{taken} screenshots in {args.screenshots}")
     finally:
         if server is not None:
             server.terminate()
