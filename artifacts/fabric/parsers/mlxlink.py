@@ -274,7 +274,11 @@ class _State:
             self.previous = None
             return
         if set(stripped) == {"-"} and self.previous is not None:
-            self._section(self.previous)
+            # mlxlink underlines a title with as many dashes as it has characters; a rule
+            # of another program under any line (a prompt, a log line) is not a title
+            if _snake(self.previous) in _TITLES or abs(len(stripped) - len(self.previous)) <= 2:
+                self._section(self.previous)
+            self.previous = None
             return
         if heading := _HEADING.match(stripped):
             # "=== mt4123_pciconf0 ===" / "==> mlx5_0 <==" printed by a shell loop: a run
@@ -303,8 +307,10 @@ class _State:
                 self.runs[-1]["implicit"] = True
         if not self.runs:
             return
-        # lines kept by a grep have lost their section: a known key names it
-        section = self.section or _SECTION_OF_KEY.get(key)
+        # lines kept by a grep have lost their section: a known key names it (also inside a
+        # section mlxlink does not print, which a known key cannot belong to)
+        known = _SECTION_OF_KEY.get(key)
+        section = known if known and self.section not in _TITLES else self.section
         if section is not None:
             self.runs[-1]["sections"].setdefault(section, {}).setdefault(key, kv["value"])
 

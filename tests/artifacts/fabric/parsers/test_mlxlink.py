@@ -265,6 +265,15 @@ def test_any_cut_keeps_the_facts_whose_lines_it_holds(data: st.DataObject) -> No
             assert float(value) in clears
 
 
+def test_another_programs_rule_under_a_line_is_not_a_section_title() -> None:
+    # found by the generated variation: a prompt, then a log's 74-dash rule, then a fragment
+    lines = sample(BF3).read_text().splitlines()
+    text = "svc-perf@bluefield-1 ~> cat evidence.txt\n" + "-" * 74 + "\n" + "\n".join(lines[4:30])
+    [port] = mlxlink.parse(io.BytesIO(text.encode())).ports
+    assert (port.phys_state, port.speed, port.width) == ("LinkUp", "100G", 4)
+    assert "svc_perf_bluefield_1_cat_evidence_txt" not in port.parts
+
+
 def test_nothing_of_the_kind_is_refused() -> None:
     with pytest.raises(ParseError, match="no mlxlink output"):
         mlxlink.parse(io.BytesIO(b"State : Active\n"))
