@@ -19,8 +19,11 @@ $(STAMP): pyproject.toml
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ not found"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	@test -f /usr/include/ldap.h -a -f /usr/include/sasl/sasl.h || echo "note: python-ldap (LDAP sign-in) builds against its C headers: apt-get install libldap2-dev libsasl2-dev"
 	$(BIN)/python -m pip install -q -e '.[dev]'
+	@# LDAP sign-in is optional: python-ldap builds only where its C headers are installed.
+	@if test -f /usr/include/ldap.h -a -f /usr/include/sasl/sasl.h; then \
+		$(BIN)/python -m pip install -q -e '.[dev,ldap]'; \
+	else echo "note: LDAP sign-in not installed (apt-get install libldap2-dev libsasl2-dev, then make again)"; fi
 	touch $(STAMP)
 
 setup: $(STAMP)

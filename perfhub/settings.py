@@ -299,7 +299,13 @@ PERFHUB_LDAP_ROLE_MAP = parse_role_map(
     "PERFHUB_LDAP_ROLE_MAP", env_str("PERFHUB_LDAP_ROLE_MAP"), separators=";"
 )
 if AUTH_LDAP_SERVER_URI:
-    from perfhub.ldap_settings import ldap_settings
+    try:
+        from perfhub.ldap_settings import ldap_settings
+    except ImportError as exc:  # the optional extra is not installed
+        raise ImproperlyConfigured(
+            f"PERFHUB_LDAP_SERVER_URI is set but LDAP support is not installed ({exc}): "
+            "apt-get install libldap2-dev libsasl2-dev, then pip install -e '.[ldap]'"
+        ) from exc
 
     globals().update(
         ldap_settings(

@@ -21,6 +21,9 @@ pytestmark = pytest.mark.django_db
 
 SLAPD = shutil.which("slapd") or ("/usr/sbin/slapd" if Path("/usr/sbin/slapd").exists() else None)
 LDAPADD = shutil.which("ldapadd")
+pytest.importorskip(
+    "django_auth_ldap", reason="LDAP support not installed (pip install -e '.[ldap]'; make does)"
+)
 if not (SLAPD and LDAPADD):
     pytest.skip(
         "slapd and ldapadd are not installed (apt-get install slapd ldap-utils; .ci/run does)",

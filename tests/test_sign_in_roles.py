@@ -117,6 +117,7 @@ def test_with_nothing_configured_no_directory_library_is_loaded() -> None:
 
 
 def test_the_variables_configure_both_with_axes_first() -> None:
+    pytest.importorskip("django_auth_ldap", reason="LDAP support not installed ('.[ldap]')")
     out = _settings_in_a_fresh_process(
         {
             "PERFHUB_LDAP_SERVER_URI": "ldap://127.0.0.1:1",
