@@ -70,6 +70,9 @@ class PrometheusRangeResult(ParseResult):
     series: tuple[PrometheusSeries, ...] = ()
     samples: tuple[CounterSample, ...] = ()
     facts: tuple[LabelFact, ...] = ()
+    # "response" (status + data) or "data" (the bare data object, `jq .data`), and the
+    # result type: what the file held
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         times = [s.first_at for s in self.series if s.first_at]
@@ -108,6 +111,7 @@ def parse(stream: BinaryIO) -> PrometheusRangeResult:
             f"the query failed: {response.errorType or 'error'}: {response.error or 'no detail'}"
         )
     data = response.data
+    envelope = "response" if data else "data"
     result_type = data.resultType if data else response.resultType
     raw_series = data.result if data else response.result
     if result_type not in ("matrix", "vector") or bytes(raw_series) == b"null":
@@ -120,7 +124,7 @@ def parse(stream: BinaryIO) -> PrometheusRangeResult:
         raise ParseError(f"the {result_type} result is malformed: {exc}") from exc
     if not series:
         raise ParseError("the result holds no series")
-    return _build(result_type, series)
+    return dataclasses.replace(_build(result_type, series), parts=(envelope, result_type))
 
 
 def _build(result_type: str, series: list[_Series]) -> PrometheusRangeResult:

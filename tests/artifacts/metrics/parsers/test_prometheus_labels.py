@@ -107,6 +107,9 @@ def test_query_range_series_labels_become_facts() -> None:
     assert facts[("dgx-a100-03", "GPU 2", "k8s.pod")] == "train-2"
     assert facts[("dgx-a100-03", None, "prometheus.instance")] == "10.0.0.3:9400"
     assert facts[("dgx-a100-03", None, "prometheus.job")] == "dcgm"
+    assert result.parts == ("response", "matrix")
+    bare = prometheus_range.parse(io.BytesIO(json.dumps(doc["data"]).encode()))
+    assert bare.parts == ("data", "matrix") and facts_of(bare) == facts
 
 
 LABEL_VALUE = st.text(
