@@ -231,6 +231,9 @@ class GpuInfo:
     remapped_rows_uncorrectable: int | None = None
     remapped_rows_pending: str | None = None
     remapped_rows_failure: str | None = None
+    # every other field -q printed for this GPU, "section.sub.field" -> text as printed
+    # (N/A and empty values left out): product brand, BAR1 memory, application clocks, ...
+    details: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -483,7 +486,30 @@ def _gpu(index: int, bus_id: str, values: dict[tuple[str, ...], str]) -> GpuInfo
             name = re.sub(r"^clocks_(?:event|throttle)_reason_", "", path[-1])
             reasons.append(_REASON_ALIASES.get(name, name))
     bus_id = bus_id or values.get(("pci", "bus_id"), "")
-    return GpuInfo(index=index, bus_id=bus_id, clock_event_reasons=tuple(reasons), **fields)
+    return GpuInfo(
+        index=index,
+        bus_id=bus_id,
+        clock_event_reasons=tuple(reasons),
+        details=_details(values),
+        **fields,
+    )
+
+
+_TYPED_PATHS = frozenset(path for paths in _FIELDS.values() for path in paths)
+MAX_DETAILS = 2_000  # per GPU; -q prints ~200 fields, a long process list more
+
+
+def _details(values: dict[tuple[str, ...], str]) -> dict[str, str]:
+    """The fields no typed field holds (the clock event reasons and ECC counts are typed)."""
+    out: dict[str, str] = {}
+    for path, value in values.items():
+        text = value.strip()
+        if path in _TYPED_PATHS or text in ("", "N/A") or len(out) >= MAX_DETAILS:
+            continue
+        if path[0] in _REASON_SECTIONS or path[0] == "ecc_errors":
+            continue
+        out.setdefault(".".join(path), text)
+    return out
 
 
 def _ecc_totals(values: dict[tuple[str, ...], str]) -> dict[str, int | None]:

@@ -183,6 +183,21 @@ def test_topo_matrix_affinities_and_nic_legend() -> None:
     assert topo.nic_legend["NIC0"] == "mlx5_0" and topo.nic_legend["NIC7"] == "mlx5_7"
 
 
+def test_every_other_q_field_is_kept_as_printed() -> None:
+    [gpu] = parse_file(Q_560).gpus
+    d = gpu.details
+    assert d["product_brand"] == "Titan"
+    assert d["fb_memory_usage.reserved"] == "239 MiB"
+    assert d["temperature.gpu_target_temperature"] == "84 C"
+    assert (d["clocks.video"], d["max_clocks.video"]) == ("555 MHz", "1717 MHz")
+    # typed fields are not repeated, N/A is left out
+    assert "fb_memory_usage.total" not in d and "product_name" not in d
+    assert "N/A" not in d.values()
+    xml = parse_file(XML_A100).gpus[0].details
+    assert (xml["product_brand"], xml["pci.tx_util"]) == ("NVIDIA", "4000 KB/s")
+    assert xml["gpu_power_readings.max_power_limit"] == "500.00 W"
+
+
 def test_xml_a100_ecc_totals_and_partial_fixture() -> None:
     result = parse_file(XML_A100)
     assert (result.formats, result.driver_version, result.cuda_version) == (
