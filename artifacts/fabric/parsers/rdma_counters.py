@@ -71,6 +71,7 @@ _PATH_DEV_ATTR = re.compile(
     r"(?:infiniband/|^)(?P<dev>[^/\s:]+)/"
     r"(?P<attr>fw_ver|board_id|hca_type|node_guid|sys_image_guid|hw_rev|node_type)$"
 )
+_SYSFS_TREE = re.compile(r"(?:^|/)infiniband/|/ports/\d+/")
 _HEAD_HEADER = re.compile(r"^==> (?P<path>.+?) <==\s*$")
 _TTAR_PATH = re.compile(r"^\s*Path:\s*(?P<path>\S+/\S+)\s*$")
 _TTAR_META = re.compile(r"^\s*(?:Lines|Mode|Directory|SymlinkTo):|^# ttar\b")
@@ -233,10 +234,12 @@ class _State:
         if self.head_path is not None:
             self._head_value(line)
             return
+        # another file of the same tree (gids/0, pkeys/0) is not read, and is not a label
+        # that would split the reading into snapshots either
         if (
             "/" in line
             and (m := _PATH_LINE.match(line))
-            and self._path_value(m["path"], m["value"])
+            and (self._path_value(m["path"], m["value"]) or _SYSFS_TREE.search(m["path"]))
         ):
             self.link = None
             return

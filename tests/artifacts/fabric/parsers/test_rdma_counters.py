@@ -233,6 +233,22 @@ def test_bare_counters_with_the_persons_notes_after_the_values() -> None:
     ]
 
 
+def test_files_of_the_tree_that_are_not_read_do_not_split_the_reading() -> None:
+    text = (
+        "/sys/class/infiniband/mlx5_0/ports/1/counters/port_rcv_data:100\n"
+        "/sys/class/infiniband/mlx5_0/ports/1/gids/0:fe80:0000:0000:0000:0ac0:ebff:fe3d:ca54\n"
+        "/sys/class/infiniband/mlx5_0/ports/1/pkeys/0:0xffff\n"
+        "/sys/class/infiniband/mlx5_0/ports/1/counters/port_xmit_data:200\n"
+        "/sys/class/infiniband/mlx5_0/ports/1/hw_counters/out_of_sequence:3\n"
+    )
+    result = rdma_counters.parse(io.BytesIO(text.encode()))
+    assert [(s.counter, s.value, s.snapshot) for s in result.samples] == [
+        ("port_rcv_data", 100, 0),
+        ("port_xmit_data", 200, 0),
+        ("out_of_sequence", 3, 0),
+    ]
+
+
 def test_nothing_of_the_kind_is_refused() -> None:
     with pytest.raises(ParseError, match="no RDMA counters"):
         parse_text("hello\nworld\n")
