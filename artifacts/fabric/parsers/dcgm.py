@@ -14,7 +14,9 @@ The units row, when there, names each column's unit (``C  W  mJ``). Rows pasted 
 their header still say something: the ``dcgmi dmon -e 150,155`` command line names the
 fields by id (DCGM's short names for the common ids), else the columns are ``field1``...
 ``parts`` says which parts were seen: ``diag`` (result rows), ``diag_messages``,
-``metadata``, ``dmon_header``, ``dmon_units``, ``dmon_rows``.
+``metadata``, ``dmon_legend`` (``dcgmi dmon -l``: long name, short name, field id; it names
+the ``-e`` ids of rows pasted without their header), ``dmon_header``, ``dmon_units``,
+``dmon_rows``.
 """
 
 from __future__ import annotations
@@ -44,6 +46,9 @@ _SECTION = re.compile(r"^[|+]-+\s+(?P<name>[A-Za-z][\w ]*?)\s+-+\+")
 _META = {"DCGM Version": "dcgm_version", "Driver Version Detected": "driver_version",
          "GPU Device IDs Detected": "gpu_device_ids", "Number of GPUs": "gpus"}  # fmt: skip
 _DMON_HEADER = re.compile(r"^\s*#\s*Entity\s+(?P<fields>.+?)\s*$", re.MULTILINE)
+_DMON_LEGEND = re.compile(
+    r"^\s*(?P<long>[a-z][a-z0-9_]*)\s+(?P<short>[A-Z][A-Z0-9_]{2,7})\s+(?P<id>\d+)\s*$"
+)
 _DMON_UNITS = re.compile(r"^\s*ID(?:\s+(?P<units>.*?))?\s*$")
 _DMON_COMMAND = re.compile(r"\bdcgmi\s+dmon\b.*?(?:-e|--field-id)[ =](?P<ids>\d+(?:,\d+)*)")
 _DMON_ROW = re.compile(
@@ -167,15 +172,21 @@ class _State:
         self.dmon_seen: set[str] = set()
         self.snapshot = 0
         self.parts: dict[str, None] = {}  # insertion-ordered set
+        self.legend: dict[int, str] = {}  # field id -> short name, from "dcgmi dmon -l"
+        self.field_ids: list[int] = []  # from "dcgmi dmon -e ..."
 
     def feed(self, line: str) -> None:
         shell = prompt(line)
         if m := _POD_HOST.search(line):  # kubectl exec into the GPU operator's dcgm pod
             self.host = self.host or m["host"]
             return
+        if m := _DMON_LEGEND.match(line):
+            # "dcgmi dmon -l": long name, short name, field id; it names -e ids we do not know
+            self.legend[int(m["id"])] = m["short"]
+            self.parts["dmon_legend"] = None
+            return
         if (command := _DMON_COMMAND.search(line)) and not self.fields:
-            ids = [int(i) for i in command["ids"].split(",")]
-            self.fields = [_FIELD_IDS.get(i, f"field{i}") for i in ids]
+            self.field_ids = [int(i) for i in command["ids"].split(",")]
         if shell is not None:
             self.host = shell[0] or self.host
             return
@@ -192,6 +203,9 @@ class _State:
             return
         if m := _DMON_ROW.match(line):
             values = m["rest"].split()
+            if not self.fields and self.field_ids:  # rows after "dcgmi dmon -e 150,155"
+                names = {**_FIELD_IDS, **self.legend}
+                self.fields = [names.get(i, f"field{i}") for i in self.field_ids]
             if not self.fields:  # a fragment of bare rows: number the columns
                 self.fields = [f"field{i + 1}" for i in range(len(values))]
             self.parts["dmon_rows"] = None

@@ -148,6 +148,29 @@ def test_dcgm4_per_gpu_result_rows_and_the_pod_host() -> None:
     assert result.summary()["tests"] == 1 and result.summary()["failed"] == []
 
 
+LEGEND_AND_ROWS = """\
+$ dcgmi dmon -l
+___________________________________________________________________________________
+                              Long Name          Short Name          Field Id
+___________________________________________________________________________________
+sm_clock                                             SMCLK                 100
+power_usage                                          POWER                 155
+nvlink_bandwidth_total                               NVLTL                 449
+$ dcgmi dmon -e 155,449
+GPU 0     312.5        1052
+GPU 1     298.0        987
+"""
+
+
+def test_rows_named_by_the_legend_of_dmon_l() -> None:
+    result = dcgm.parse(io.BytesIO(LEGEND_AND_ROWS.encode()))
+    # 449 is not in the parser's own table: the pasted legend names it
+    assert result.fields == ("POWER", "NVLTL")
+    assert result.parts == ("dmon_legend", "dmon_rows")
+    rows = {(s.device, s.counter): (s.value, s.unit) for s in result.samples}
+    assert rows[("GPU 1", "POWER")] == (298.0, "W") and rows[("GPU 0", "NVLTL")] == (1052, "count")
+
+
 def test_parts_of_a_diag_table() -> None:
     assert parse_file(THERMAL).parts == ("diag", "diag_messages")
     assert parse_file(P4DE).parts[:2] == ("metadata", "diag")
