@@ -101,7 +101,7 @@ def generated(per_sample: int, only: str | None) -> dict[str, Any]:
         rng = random.Random(zlib.crc32(sample_id(path).encode()))
         for _ in range(per_sample):
             variation = random_variation(rng)
-            why = check_variation(path.name, data, kind, want, variation)
+            why = check_variation(path.name, data, kind, want, variation, sample=sample_id(path))
             for row in (by_kind[kind], *(by_layer[label] for label in variation.labels())):
                 row[0] += why is None
                 row[1] += 1

@@ -57,7 +57,7 @@ SIGNATURES: dict[str, tuple[bytes, ...]] = {
     "ib_status": (b"CA '", b"hca_id:", b"Infiniband device"),
     "rdma_counters": (b"out_of_buffer", b"link mlx5_"),
     "mlxlink": (b"Operational Info", b"Physical Counters"),
-    "dcgm": (b"Successfully ran diagnostic", b"#Entity"),
+    "dcgm": (b"Successfully ran diagnostic", b"#Entity", b"| Diagnostic ", b"| Info   "),
     "perftest": (b"#bytes ", b" BW average"),
     "perf_stat": (b"Performance counter stats for",),
     "mlxconfig": (b"Configurations:",),
@@ -171,56 +171,61 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     seekable = getattr(raw, "seekable", lambda: False)()
     if encoding == "binary":
         return Sample(data[:HEAD_BYTES], (), whole, encoding)
+    # past the first MiB the stream is read on (transcoded UTF-16 is not: its bytes are not
+    # the needles')
+    found = _scanned(data, raw if whole is None and encoding == "utf-8" else None)
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
-        found = _scanned(raw, size)
         return Sample(data[:HEAD_BYTES], (*found, *_windows(raw, size)), None, encoding)
-    windows = (*_scanned(io.BytesIO(data), len(data)), *_windows(io.BytesIO(data), len(data)))
+    windows = (*found, *_windows(io.BytesIO(data), len(data)))
     after = _after_preamble(data)
     if after is not None:  # the file's own lines start after another program's preamble
         windows = (data[after : after + WINDOW_BYTES], *windows)
     return Sample(data[:HEAD_BYTES], windows, whole, encoding)
 
 
-def _scanned(source: BinaryIO, size: int) -> tuple[bytes, ...]:
-    """Windows around the first signature lines past the head (see SIGNATURES), found by a
-    streamed search of at most SCAN_BYTES, one chunk in memory at a time."""
-    if size <= HEAD_BYTES:
-        return ()
+def _scanned(first: bytes, rest: BinaryIO | None) -> tuple[bytes, ...]:
+    """Windows around the first signature lines of each kind (see SIGNATURES) in ``first``
+    and then, read forward from ``rest`` (any stream, a gzip member too), up to SCAN_BYTES
+    in all: one chunk and the windows being filled in memory. Hits in the head count too:
+    a few hundred lines of another program's output before ours leave the sniffers of the
+    head too little of ours to be sure."""
     needles = [n for kind_needles in SIGNATURES.values() for n in kind_needles]
-    overlap = max(len(n) for n in needles)
-    hits: list[int] = []
-    position, carry = HEAD_BYTES, b""
-    source.seek(position)
-    while position < min(size, HEAD_BYTES + SCAN_BYTES) and needles:
-        chunk = source.read(SCAN_CHUNK)
-        if not chunk:
+    keep = LEAD_BYTES + max(len(n) for n in needles)
+    windows: list[bytearray] = []
+    missing: list[int] = []  # bytes each window still lacks
+    previous, offset, chunk, last = b"", 0, first, -WINDOW_BYTES
+    while chunk:
+        for index, lacking in enumerate(missing):
+            if lacking > 0:
+                windows[index] += chunk[:lacking]
+                missing[index] = WINDOW_BYTES - len(windows[index])
+        buffer, base = previous + chunk, offset - len(previous)
+        hits = sorted((at, n) for n in needles if (at := buffer.find(n)) >= 0)
+        for at, needle in hits:
+            needles.remove(needle)  # only the first hit of each needle matters
+            start = max(base + at - LEAD_BYTES, base)
+            if base + at < LEAD_BYTES or start < last + WINDOW_BYTES // 2:
+                continue  # the head shows it as it is, or the previous window holds it
+            if len(windows) < SCAN_WINDOWS:
+                windows.append(bytearray(buffer[start - base : start - base + WINDOW_BYTES]))
+                missing.append(WINDOW_BYTES - len(windows[-1]))
+                last = start
+        offset += len(chunk)
+        previous = buffer[-keep:]
+        done = not needles or len(windows) >= SCAN_WINDOWS
+        if rest is None or (done and not any(missing)) or offset >= SCAN_BYTES:
             break
-        buffer = carry + chunk
-        base = position - len(carry)
-        for needle in list(needles):
-            at = buffer.find(needle)
-            if at >= 0:
-                hits.append(base + at)
-                needles.remove(needle)  # only the first hit of each needle matters
-        carry = buffer[-overlap:]
-        position += len(chunk)
-    starts: list[int] = []
-    for hit in sorted(hits):
-        start = max(HEAD_BYTES, hit - LEAD_BYTES)
-        if starts and start < starts[-1] + WINDOW_BYTES // 2:
-            continue  # this hit lies in the previous window already
-        starts.append(start)
-        if len(starts) >= SCAN_WINDOWS:
-            break
-    windows = []
-    for start in starts:
-        source.seek(start)
-        chunk = source.read(WINDOW_BYTES)
-        first = chunk.find(b"\n") if start > 0 else -1
-        last = chunk.rfind(b"\n") if start + len(chunk) < size else len(chunk) - 1
-        if first < last:
-            windows.append(chunk[first + 1 : last + 1])
-    return tuple(windows)
+        chunk = rest.read(SCAN_CHUNK)
+    out = []
+    for window, lacking in zip(windows, missing, strict=True):
+        # whole lines only: the first one was cut (a window starts past LEAD_BYTES), and so
+        # was the last unless the file ended in the window
+        body = bytes(window[window.find(b"\n") + 1 :])
+        if lacking <= 0:
+            body = body[: body.rfind(b"\n") + 1]
+        if body.strip():
+            out.append(body)
+    return tuple(out)
 
 
 _KEY = re.compile(rb"[^\d\n]{3,40}")
@@ -273,13 +278,15 @@ def detect(
     transcript be cut into its commands; ``encoding``: the file's, when the sample was
     transcoded."""
     view = normalize.plan(b"\n".join((head, *windows)) if windows else head)
+    view, ranked = _best_view(name, head, windows, view)
     parts: tuple[dict[str, Any], ...] = ()
     if whole is not None and not view.binary and view.part is None:
         main = _main_part(name, whole, view)
         if main is not None:
             view, parts, head = main
-            windows = ()
-    view, ranked = _best_view(name, head, windows, view)
+            # the part's head is cut from the cleaned text: no layer is stripped twice
+            clean = dataclasses.replace(view, layers=(), part=None)
+            ranked = _ranked_sample(name, head, (), clean)
     candidates = tuple(c for _, _, c in ranked)
     bases = [-base for base, _, _ in ranked]
     ambiguous = bool(bases) and (

@@ -167,7 +167,7 @@ _LINES_PER_KEY = 4
 # by its shape: a stamp (dates, clock times, epoch seconds, the kernel's uptime), or a short
 # tag ending in a separator (": ", " | ", "] ", "> ") whose values repeat the way hosts,
 # ranks and services do. Such a layer is stored in the View as "time:<regex>" or
-# "tag:<regex>" (the regex names the tag values seen, digits generalised).
+# "tag:<regex>".
 _STAMP_SHAPES = (
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?: ?(?:Z|UTC|[+-]\d{2}:?\d{2}))?",
     r"\d{4}/\d{2}/\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?",
@@ -186,7 +186,7 @@ _TAG = re.compile(
     r"|(?P<tag>[A-Za-z0-9][\w.\-@/]{0,63})(?P<sep> *\| |: |> ))"
 )
 _DIGITS = re.compile(r"\d+")
-# A tag layer names at most this many tag shapes ("gpu\d+", "login\d+", "web_\d+").
+# A tag layer has at most this many shapes of values ("gpu0", "login0", "web_0").
 _MAX_TAG_SHAPES = 8
 
 # NCCL's own line start, for splitting lines that two processes wrote into one.
@@ -370,15 +370,20 @@ def _repeats(shape: tuple[str, str], seen: Counter[str], count: int) -> bool:
         return False
     if shape[1] == re.escape(": ") and not all(any(c.isdigit() for c in v) for v in seen):
         return False
+    if shape[0] == "bracket" and not all(any(c.isalpha() for c in v) for v in seen):
+        return False
     return len({_DIGITS.sub("0", v) for v in seen}) <= _MAX_TAG_SHAPES
 
 
 def _tag_regex(shape: tuple[str, str], seen: Counter[str]) -> str:
-    forms = sorted({re.escape(_DIGITS.sub("0", v)).replace("0", r"\d+") for v in seen})
-    names = "|".join(forms)
-    if shape[0] == "bracket":
-        return rf"^\[(?:{names})\] "
-    return rf"^(?:{names}){shape[1]}"
+    """The tag layer as a regex of any value of its shape, not only those the sample saw:
+    a collector's hosts take turns in long runs, and the sample may hold one of them. A
+    "word: " tag must hold a digit (as "gpu07: " does, and "rx_packets: " does not)."""
+    if shape[0] == "bracket":  # a name, not a number: "[000] " is a bpftrace event's
+        return r"^\[(?=[^\]]*[A-Za-z])[\w.\-@/:]{1,40}\] "
+    if shape[1] == re.escape(": "):
+        return r"^(?=[\w.\-@/]*\d)[A-Za-z0-9][\w.\-@/]{0,63}: "
+    return rf"^[A-Za-z0-9][\w.\-@/]{{0,63}}{shape[1]}"
 
 
 def _other_prompt(text: str) -> bool:
@@ -538,6 +543,8 @@ def _carried(name: str, lines: list[str]) -> bool:
     if "key" not in pattern.groupindex:
         return True
     keys = Counter(m.group("key") for m in matches)
+    if name == "host" and all(key.isupper() for key in keys):
+        return False  # "NVRM: ", "WARNING: ": a driver's or a level's name, not a host's
     return len(keys) * _LINES_PER_KEY <= len(matches)
 
 

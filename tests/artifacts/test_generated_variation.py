@@ -56,7 +56,7 @@ def test_generated_variants_keep_kind_and_facts(path: Path) -> None:
     @settings(profile, max_examples=examples or profile.max_examples)
     @given(variation=variations(sample_id(path)))
     def check(variation: Variation) -> None:
-        why = check_variation(path.name, data, kind, want, variation)
+        why = check_variation(path.name, data, kind, want, variation, sample=sample_id(path))
         assert why is None, f"{sample_id(path)} {variation.labels()}: {why}\n{variation}"
 
     check()

@@ -11,6 +11,7 @@ import pytest
 from artifacts.parsers import OTHER, detection
 from artifacts.parsers.detection import detect, sample
 from artifacts.parsers.reading import parse_file
+from tests.samples import TESTS_DIR
 from tests.transforms import kubectl, libfabric_noise, opener
 
 NCCL_TESTS = (
@@ -115,3 +116,46 @@ def test_a_collectors_timestamp_stays_the_time_of_an_nccl_line() -> None:
     assert found.kind == "nccl_debug" and "kubectl" not in found.view.layers
     times = [e["time"] for e in result.to_json()["events"]]
     assert times and all(t and t.startswith("2025-06-01T10:00") for t in times)
+
+
+NOISE = (TESTS_DIR / "fixtures" / "noise" / "other_programs.log").read_bytes()
+
+
+def test_content_is_found_behind_megabytes_of_other_programs_lines() -> None:
+    # 5 MB of foreign lines: past the head and the first windows, found by its signature
+    data = NOISE * (5 * 1024 * 1024 // len(NOISE)) + NCCL_TESTS + NOISE * 3
+    assert len(data) > 5_000_000
+    found, result = parse_file(opener(data), "run.log", size=len(data))
+    assert found.kind == "nccl_tests"
+    assert [r["size_bytes"] for r in result.to_json()["runs"][0]["rows"]] == [8, 16, 32, 64, 128]
+
+
+def test_a_few_hundred_foreign_lines_leave_the_signature_window_to_decide() -> None:
+    data = NOISE * 8 + NCCL_TESTS  # ~350 lines first: in the head, but most of it
+    found = detected("run.log", data)
+    assert found.kind == "nccl_tests"
+
+
+def test_the_scan_is_bounded() -> None:
+    # no signature anywhere: the scan stops after SCAN_BYTES, whatever the size
+    stream = io.BytesIO(b"x\n" * (detection.SCAN_BYTES + 3 * detection.SCAN_CHUNK))
+    windows = detection._scanned(stream.read(detection.SCAN_CHUNK), stream)
+    assert windows == ()
+    assert stream.tell() <= detection.SCAN_BYTES + detection.SCAN_CHUNK
+
+
+DMESG = b"".join(
+    b"[%6d.%06d] NVRM: Xid (PCI:0000:%02x:00): 79, pid=%d, GPU has fallen off the bus.\n"
+    % (100 + i, i, i, 4000 + i)
+    for i in range(8)
+)
+
+
+def test_a_kind_keeps_its_own_stamp_under_a_collectors_tag() -> None:
+    tagged = b"".join(b"gpu07 | " + line + b"\n" for line in DMESG.split(b"\n")[:-1])
+    found = detected("kern.log", tagged)
+    assert found.kind == "dmesg"
+    assert found.view.layers and all(not layer.startswith("time:") for layer in found.view.layers)
+    _, plain = parse_file(opener(DMESG), "kern.log")
+    _, read = parse_file(opener(tagged), "kern.log")
+    assert read.to_json()["events"] == plain.to_json()["events"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from artifacts.parsers import normalize
 from artifacts.parsers.normalize import CleanStream
@@ -130,3 +132,110 @@ def test_a_document_under_its_prompt_loses_only_the_prompt() -> None:
     view = normalize.plan(data)
     assert view.document
     assert CleanStream(io.BytesIO(data), view).read() == b'<system version="1">\n</system>\n'
+
+
+# --- layers and prompts found by their shape ------------------------------------------------
+
+SHAPED_PREFIXES = {
+    "pipe tag": lambda i: b"%-12s| " % (b"gpu%02d" % (i // 10 % 3)),
+    "bracket tag": lambda i: b"[worker-%d] " % (i // 10 % 2),
+    "address tag": lambda i: b"10.0.0.%d: " % (i // 10 % 2 + 5),
+    "angle tag": lambda i: b"rank%d> " % (i // 10 % 2),
+    "epoch stamp": lambda i: b"17172360%02d.%06d " % (i, i * 7919),
+    "uptime stamp": lambda i: b"[%6d.%06d] " % (100 + i, i),
+    "clock stamp with a pipe": lambda i: b"10:00:%02d.%03d | " % (i, i),
+    "bracketed date": lambda i: b"[2025-06-01 10:00:%02d,%03d] " % (i, i),
+}
+
+
+@pytest.mark.parametrize("shape", SHAPED_PREFIXES)
+@pytest.mark.parametrize("data", [NCCL_LOG, ETHTOOL * 2], ids=["nccl", "ethtool"])
+def test_a_prefix_no_list_names_is_found_by_its_shape(data: bytes, shape: str) -> None:
+    prefix = SHAPED_PREFIXES[shape]
+    lines = data.split(b"\n")[:-1]
+    view = normalize.plan(b"".join(prefix(i) + line + b"\n" for i, line in enumerate(lines)))
+    assert view.layers  # a shaped layer, or the named fast path of the same shape
+    got = cleaned(b"".join(prefix(i) + line + b"\n" for i, line in enumerate(lines)))
+    assert got == data
+
+
+# Content whose line starts look like a prefix: a name, a number or a bracket that the lines
+# do not repeat the way a launcher's tag repeats.
+CONTENT = {
+    "gpu list": b"".join(b"GPU %d: NVIDIA H100 80GB HBM3 (UUID: %d)\n" % (i, i) for i in range(8)),
+    "show_gids": b"".join(
+        b"mlx5_%d\t1\t%d\tfe80::%x\tv2\tib0\n" % (i // 4, i, i) for i in range(16)
+    ),
+    "ibstat blocks": b"".join(
+        b"CA 'mlx5_%d'\n\tCA type: MT4129\n\tState: Active\n\tRate: 400\n\tBase lid: %d\n" % (i, i)
+        for i in range(8)
+    ),
+    "bpftrace events": b"".join(b"[%03d] latency=%d ns\n" % (i, 1000 + i) for i in range(30)),
+    "nvrm lines": b"".join(b"NVRM: GPU at PCI:0000:%02x:00: GPU-%d\n" % (i, i) for i in range(12)),
+    "counters with digits": COUNTER_LIST,
+}
+
+
+@pytest.mark.parametrize("name", CONTENT)
+def test_content_that_looks_like_a_prefix_is_left_alone(name: str) -> None:
+    view = normalize.plan(CONTENT[name])
+    assert view.layers == ()
+    assert cleaned(CONTENT[name]) == CONTENT[name]
+
+
+@pytest.mark.parametrize(
+    ("line", "command", "rewritten"),
+    [
+        ("user@gpu07:~/runs$ ibstat", "ibstat", "user@gpu07:~/runs$ ibstat"),
+        ("[user@gpu07 runs]$ ibstat", "ibstat", "[user@gpu07 runs]$ ibstat"),
+        ("user@gpu07 runs % ibstat -v", "ibstat -v", "user@gpu07:~$ ibstat -v"),
+        ("gpu07% ethtool -S eth0", "ethtool -S eth0", "$ ethtool -S eth0"),
+        ("user@gpu07 ~/runs> cat x.txt", "cat x.txt", "user@gpu07:~$ cat x.txt"),
+        ("PS C:\\Users\\me> type x.txt", "type x.txt", "$ type x.txt"),
+        ("# cat /proc/interrupts", "cat /proc/interrupts", "$ cat /proc/interrupts"),
+        ("# ./biolatency", "./biolatency", "$ ./biolatency"),
+        ("\u276f mlnx_qos -i eth2", "mlnx_qos -i eth2", "$ mlnx_qos -i eth2"),
+        ("(venv) user@gpu07 ~> nvidia-smi", "nvidia-smi", "user@gpu07:~$ nvidia-smi"),
+    ],
+)
+def test_prompts_of_other_shells_are_found_and_written_the_bash_way(
+    line: str, command: str, rewritten: str
+) -> None:
+    found = normalize.prompt_command(line)
+    assert found is not None and found[0] == command
+    view = normalize.plan(f"{line}\nrx_packets: 1\n".encode())
+    assert view.needed or rewritten == line
+    assert list(normalize.clean_line(line, view)) == [rewritten]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "# nThread 1 nGpus 8",
+        "#  Rank  0 Group  0",
+        "# TYPE dcgm gauge",
+        "# this is a comment",
+        "> quoted mail text",
+        "% of peak",
+        "# Avg bus bandwidth    : 0.493556",
+    ],
+)
+def test_comments_headings_and_quotes_are_not_prompts(line: str) -> None:
+    assert normalize.prompt_command(line) is None
+
+
+@given(
+    hosts=st.lists(st.from_regex(r"[a-z]{2,8}[0-9]{1,3}", fullmatch=True), min_size=1, max_size=3),
+    separator=st.sampled_from([" | ", ": ", "> "]),
+    run=st.integers(4, 12),
+)
+@settings(max_examples=40, deadline=None, database=None, derandomize=True)
+def test_any_repeating_tag_cleans_back_to_the_nccl_log(
+    hosts: list[str], separator: str, run: int
+) -> None:
+    lines = NCCL_LOG.split(b"\n")[:-1]
+    tagged = b"".join(
+        hosts[i // run % len(hosts)].encode() + separator.encode() + line + b"\n"
+        for i, line in enumerate(lines)
+    )
+    assert cleaned(tagged) == NCCL_LOG
