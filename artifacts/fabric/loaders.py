@@ -510,6 +510,12 @@ def load_dmesg(artifact: Artifact, result: Any) -> None:
     for gpu in result.gpus:
         facts.add("gpu.uuid", gpu.uuid, host=host, device=gpu.pci)
         facts.add("gpu.serial", getattr(gpu, "serial", None), host=host, device=gpu.pci)
+    for link in getattr(result, "pcie_links", ()):
+        # the link each device trained at boot; limited_at names the bridge that holds it back
+        extra = {k: v for k, v in link.items() if k != "device"}
+        where = {"host": host, "device": link["device"]}
+        facts.add("pcie.available_gbps", link["available_gbps"], **where, extra=extra)
+        facts.add("pcie.link", f"{link['speed']} x{link['width']}", **where, extra=extra)
     facts.save()
     _events(
         artifact,

@@ -71,9 +71,33 @@ _MLX_LINK = re.compile(
     re.IGNORECASE,
 )
 _OOM = re.compile(r"Out of memory: Killed process (?P<pid>\d+) \((?P<name>[^)]*)\)")
+# pcie_print_link_status(): "<driver> <bdf>: 63.008 Gb/s available PCIe bandwidth, limited by
+# 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)"
+_PCIE_LINK = re.compile(
+    r"(?:(?P<driver>[\w\-]+) )?(?P<dev>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d): "
+    r"(?P<gbps>[\d.]+) Gb/s available PCIe bandwidth"
+    r"(?:, limited by (?P<lspeed>[\d.]+ GT/s) PCIe x(?P<lwidth>\d+) link at (?P<at>[0-9a-f:.]+)"
+    r" \(capable of (?P<cgbps>[\d.]+) Gb/s with (?P<cspeed>[\d.]+ GT/s)"
+    r" PCIe x(?P<cwidth>\d+) link\)"
+    r"| \((?P<speed>[\d.]+ GT/s) PCIe x(?P<width>\d+) link\))",
+    re.IGNORECASE,
+)
+_MCE = re.compile(r"mce: \[Hardware Error\]:\s*(?P<msg>.*)$")
+_EDAC = re.compile(r"EDAC (?P<mc>MC\d+|\w+): (?P<count>\d+) (?P<kind>CE|UE) (?P<msg>.*)$")
+_SOFT_LOCKUP = re.compile(
+    r"soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<secs>\d+)s! \[(?P<name>.+):(?P<pid>\d+)\]"
+)
+_HUNG_TASK = re.compile(
+    r"INFO: task (?P<name>.+):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds"
+)
+_TX_TIMEOUT = re.compile(
+    r"NETDEV WATCHDOG: (?P<dev>\S+) \((?P<driver>[^)]+)\): transmit queue (?P<queue>\d+) timed out"
+)
 _KERNEL = re.compile(r"Linux version (?P<v>\S+)|Tainted: [A-Z ]+\s+(?P<t>\d+\.\d+\.\d+\S*)")
 _HARDWARE = re.compile(r"Hardware name: (?P<hw>.+?)\s*$")
-_MARKERS = ("NVRM:", "mlx5_core", "nvidia-nvswitch", "AER:", "kernel:", "pcieport", "Xid")
+_MARKERS = ("NVRM:", "mlx5_core", "nvidia-nvswitch", "AER:", "kernel:", "pcieport", "Xid",
+            "Hardware Error", "EDAC", "soft lockup", "blocked for more than", "NETDEV WATCHDOG",
+            "PCIe bandwidth")  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +128,9 @@ class DmesgResult(ParseResult):
     events: tuple[KernelEvent, ...] = ()
     stats: dict[str, int] = dataclasses.field(default_factory=dict)
     driver_version: str | None = None  # "NVRM: loading NVIDIA UNIX x86_64 Kernel Module X"
+    # each device's PCIe link as trained at boot: {device, driver, available_gbps, speed,
+    # width, limited_at, capable_gbps, capable_speed, capable_width}
+    pcie_links: tuple[dict[str, Any], ...] = ()
     # the stamp shapes seen (uptime, date, syslog, journal_iso, relative, no_stamp...) and
     # "continuation" when stampless lines were joined to the line before them
     parts: tuple[str, ...] = ()
@@ -159,6 +186,7 @@ class _State:
         self.hardware: str | None = None
         self.driver_version: str | None = None
         self.parts: dict[str, None] = {}
+        self.pcie_links: dict[str, dict[str, Any]] = {}
         # the previous kernel line: (stamp, its message, the event it made or None)
         self.previous: tuple[Stamp, str, dict[str, Any] | None, int] | None = None
         self.nvrm_seen: dict[str, dict[str, Any]] = {}
@@ -200,6 +228,8 @@ class _State:
 
     def _facts(self, body: str) -> bool:
         """Read the facts a line states; True when the line is only that (no event)."""
+        if "PCIe bandwidth" in body and (m := _PCIE_LINK.search(body)):
+            self._pcie_link(m)
         # each search only where its words are: most kernel lines hold none of these facts
         kernel = "version" in body or "Tainted" in body
         if self.kernel_version is None and kernel and (m := _KERNEL.search(body)):
@@ -216,6 +246,20 @@ class _State:
                 self.serials.setdefault(self.last_gpu, m["serial"])
             return True
         return False
+
+    def _pcie_link(self, m: re.Match[str]) -> None:
+        """The link a device trained at boot (pcie_print_link_status), limited or not."""
+        link: dict[str, Any] = {"device": m["dev"], "driver": m["driver"],
+                                "available_gbps": float(m["gbps"])}  # fmt: skip
+        if m["lspeed"]:
+            link.update(speed=m["lspeed"], width=int(m["lwidth"]), limited_at=m["at"],
+                        capable_gbps=float(m["cgbps"]), capable_speed=m["cspeed"],
+                        capable_width=int(m["cwidth"]))  # fmt: skip
+        else:
+            link.update(speed=m["speed"], width=int(m["width"]), limited_at=None,
+                        capable_gbps=float(m["gbps"]), capable_speed=m["speed"],
+                        capable_width=int(m["width"]))  # fmt: skip
+        self.pcie_links[m["dev"]] = link
 
     def _joined(self, stamp: Stamp, body: str) -> bool:
         """An NVRM line right after an NVRM event, at the same time, belongs to it (the GSP
@@ -304,6 +348,7 @@ class _State:
             events=tuple(events),
             stats={"lines": self.lines, "kernel_lines": self.kernel_lines},
             driver_version=self.driver_version,
+            pcie_links=tuple(self.pcie_links.values()),
             parts=tuple(self.parts),
             warnings=tuple(warnings),
         )
@@ -327,6 +372,36 @@ def _event(body: str) -> tuple[str, dict[str, Any]] | None:
         return "pcie_aer", {"device": m["dev"], "severity": severity}
     if "Out of memory" in body and (m := _OOM.search(body)):
         return "oom_kill", {"pid": int(m["pid"]), "process": m["name"]}
+    return _host_event(body)
+
+
+def _host_event(body: str) -> tuple[str, dict[str, Any]] | None:
+    """CPU, memory and NIC trouble a GPU job feels: machine checks, ECC, stalls, TX timeouts,
+    and PCIe links trained below what the device can do."""
+    if "PCIe bandwidth, limited by" in body and (m := _PCIE_LINK.search(body)):
+        return "pcie_link_limited", {
+            "device": m["dev"], "driver": m["driver"], "available_gbps": float(m["gbps"]),
+            "speed": m["lspeed"], "width": int(m["lwidth"]), "limited_at": m["at"],
+            "capable_gbps": float(m["cgbps"]), "capable_speed": m["cspeed"],
+            "capable_width": int(m["cwidth"]),
+        }  # fmt: skip
+    if "Hardware Error" in body and (m := _MCE.search(body)):
+        return "hardware_error", {"source": "mce", "message": m["msg"].strip()[:500]}
+    if "EDAC" in body and (m := _EDAC.search(body)):
+        return "hardware_error", {
+            "source": "edac", "controller": m["mc"], "count": int(m["count"]),
+            "corrected": m["kind"] == "CE", "message": m["msg"].strip()[:500],
+        }  # fmt: skip
+    if "soft lockup" in body and (m := _SOFT_LOCKUP.search(body)):
+        return "cpu_stall", {"what": "soft_lockup", "cpu": int(m["cpu"]),
+                             "seconds": int(m["secs"]), "process": m["name"],
+                             "pid": int(m["pid"])}  # fmt: skip
+    if "blocked for more than" in body and (m := _HUNG_TASK.search(body)):
+        return "cpu_stall", {"what": "hung_task", "seconds": int(m["secs"]),
+                             "process": m["name"], "pid": int(m["pid"])}  # fmt: skip
+    if "NETDEV WATCHDOG" in body and (m := _TX_TIMEOUT.search(body)):
+        return "nic_tx_timeout", {"device": m["dev"], "driver": m["driver"],
+                                  "queue": int(m["queue"])}  # fmt: skip
     return None
 
 

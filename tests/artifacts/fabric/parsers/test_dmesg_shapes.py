@@ -231,3 +231,61 @@ def test_the_xid_sample_under_any_stamp_keeps_its_events(shape: str, wrap: bool)
     assert all(e.details["uuid"] == "GPU-509665ad-b600-ac93-3616-d754b23d636d" for e in xids)
     assert result.kernel_version == "5.15.0-112-generic"
     assert all(e.details["message"].startswith("Timeout after") for e in xids)
+
+
+def test_host_trouble_a_gpu_job_feels() -> None:
+    # the kernel's own wording: pcie_print_link_status(), mce, EDAC, the soft-lockup and
+    # hung-task watchdogs, the netdev TX watchdog
+    result = parse_text(
+        "[    5.1] mlx5_core 0000:3b:00.0: 63.008 Gb/s available PCIe bandwidth, limited by 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)\n"
+        "[    5.2] mlx5_core 0000:5e:00.0: 252.048 Gb/s available PCIe bandwidth (16.0 GT/s PCIe x16 link)\n"
+        "[  900.0] mce: [Hardware Error]: Machine check events logged\n"
+        "[  901.0] EDAC MC1: 3 CE memory read error on CPU_SrcID#1_Ha#0_Chan#2_DIMM#0 (channel:2 slot:0 page:0x4b0c1 offset:0x0 grain:32 syndrome:0x0)\n"
+        "[ 1000.0] watchdog: BUG: soft lockup - CPU#12 stuck for 22s! [python3:4242]\n"
+        "[ 1100.0] INFO: task pt_main_thread:5151 blocked for more than 120 seconds.\n"
+        "[ 1200.0] NETDEV WATCHDOG: ens1f0np0 (mlx5_core): transmit queue 3 timed out\n"
+    )
+    kinds = [(e.kind, e.details.get("what") or e.details.get("source")) for e in result.events]
+    assert kinds == [
+        ("pcie_link_limited", None),
+        ("hardware_error", "mce"),
+        ("hardware_error", "edac"),
+        ("cpu_stall", "soft_lockup"),
+        ("cpu_stall", "hung_task"),
+        ("nic_tx_timeout", None),
+    ]
+    limited, _, edac, lockup, hung, tx = result.events
+    assert (limited.details["device"], limited.details["speed"], limited.details["width"]) == (
+        "0000:3b:00.0",
+        "8.0 GT/s",
+        8,
+    )
+    assert (
+        limited.details["capable_speed"],
+        limited.details["capable_width"],
+        limited.details["limited_at"],
+    ) == ("16.0 GT/s", 16, "0000:3a:00.0")
+    assert (edac.details["controller"], edac.details["count"], edac.details["corrected"]) == (
+        "MC1",
+        3,
+        True,
+    )
+    assert (
+        lockup.details["cpu"],
+        lockup.details["seconds"],
+        lockup.details["process"],
+        lockup.details["pid"],
+    ) == (12, 22, "python3", 4242)
+    assert (hung.details["process"], hung.details["pid"], hung.details["seconds"]) == (
+        "pt_main_thread",
+        5151,
+        120,
+    )
+    assert (tx.details["device"], tx.details["driver"], tx.details["queue"]) == (
+        "ens1f0np0",
+        "mlx5_core",
+        3,
+    )
+    links = {link["device"]: link for link in result.pcie_links}
+    assert links["0000:3b:00.0"]["available_gbps"] == 63.008
+    assert links["0000:5e:00.0"]["limited_at"] is None and links["0000:5e:00.0"]["width"] == 16
