@@ -112,6 +112,7 @@ _JSON_TITLES = (
 )
 # a line of a pretty-printed JSON document: a key, a bracket or a bare value
 _JSON_LINE = re.compile(r'^(?:["{}\[\]]|-?\d|true\b|false\b|null\b)')
+_HIST_CELL = re.compile(r"^\s*\[(?P<range>[^\]]*)\]\s*,?\s*(?P<n>\d+)\s*$")
 _HEADING = re.compile(r"^(?:={3,}|==>)\s*(?P<name>[^=<>\s][^=<>]*?)\s*(?:={3,}|<==)$")
 _TITLES = frozenset(
     {
@@ -506,16 +507,14 @@ def _cable(module: dict[str, str]) -> dict[str, Any]:
 
 
 def _histogram(section: dict[str, str]) -> tuple[dict[str, Any], ...]:
-    """``Bin 3 : [3],204`` -> {bin 3, range "3", count 204} (the header row is skipped)."""
+    """``Bin 3 : [3],204`` (--json), ``Bin 4 : [4:7]   12`` (text: the range, then the
+    field separator) -> {bin, range, count}; the ``Header`` row is skipped."""
     bins = []
     for key, value in section.items():
         m = re.match(r"^bin_(\d+)$", key)
-        cells = [c.strip() for c in value.split(",")]
-        if not m or len(cells) < 2:
-            continue
-        count = to_number(cells[-1])
-        if isinstance(count, int):
-            bins.append({"bin": int(m.group(1)), "range": cells[0].strip("[]"), "count": count})
+        cell = _HIST_CELL.match(value)
+        if m and cell:
+            bins.append({"bin": int(m.group(1)), "range": cell["range"], "count": int(cell["n"])})
     return tuple(sorted(bins, key=lambda b: b["bin"]))
 
 

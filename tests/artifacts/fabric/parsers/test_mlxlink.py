@@ -213,6 +213,25 @@ def test_json_fec_histogram_eye_and_serdes() -> None:
     assert port.cable["vendor_name"] == "SAKURA" and port.cable["temperature_c"] == 62
 
 
+def test_text_fec_histogram_with_ranges() -> None:
+    # the text form of --show_histogram: range, mlxlink's field separator, occurrences
+    text = (
+        "Histogram of FEC Errors\n-----------------------\n"
+        "Header                          : Range       Occurrences\n"
+        "Bin 0                           : [0]         1923012\n"
+        "Bin 1                           : [1]         57\n"
+        "Bin 2                           : [2:15]      3\n"
+        "\nOperational Info\n----------------\nState                           : Active\n"
+    )
+    [port] = mlxlink.parse(io.BytesIO(text.encode())).ports
+    assert port.fec_histogram == (
+        {"bin": 0, "range": "0", "count": 1923012},
+        {"bin": 1, "range": "1", "count": 57},
+        {"bin": 2, "range": "2:15", "count": 3},
+    )
+    assert port.parts == ("histogram_of_fec_errors", "operational_info")
+
+
 def test_shell_loop_headings_and_grep_fragments() -> None:
     result = parse_more(BREV)
     # first loop: 8 full runs under "=== mt4123_pciconfN ===", the --show_ber_monitor error
