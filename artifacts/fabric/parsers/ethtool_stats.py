@@ -84,6 +84,9 @@ class EthtoolStatsResult(ParseResult):
     samples: tuple[CounterSample, ...] = ()
     drivers: tuple[DriverInfo, ...] = ()
     links: tuple[LinkSettings, ...] = ()
+    # the parts of ethtool's output seen: "statistics" (-S), "link_settings" (ethtool <dev>),
+    # "driver_info" (-i)
+    parts: tuple[str, ...] = ()
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -321,6 +324,15 @@ class _State:
                 if "driver" in info or "firmware-version" in info
             ),
             links=tuple(_link(s) for s in self.links),
+            parts=tuple(
+                name
+                for name, seen in (
+                    ("statistics", self.buffer.rows),
+                    ("link_settings", self.links),
+                    ("driver_info", self.drivers),
+                )
+                if seen
+            ),
             warnings=tuple(warnings),
         )
 

@@ -116,6 +116,7 @@ NIC statistics:
         "28.39.1002 (MT_0000000838)",
         "0000:1a:00.0",
     )
+    assert result.parts == ("statistics", "driver_info")
     assert result.warnings == ()
     json.dumps(result.to_json())
 
@@ -285,6 +286,7 @@ def test_link_settings_give_speed_and_state_and_no_counters() -> None:
     result = parse_text(SETTINGS)
     assert link_facts(result) == EXPECTED_LINKS
     assert result.samples == ()  # PHYAD: 0 is a setting, not a counter
+    assert result.parts == ("link_settings",)
     assert result.links[0].port == "Direct Attach Copper" and result.links[0].autoneg == "on"
     assert detect_kind("eth3.txt", SETTINGS.encode()) == "ethtool_stats"
 
