@@ -1,10 +1,14 @@
-"""RDMA adapter and port state: ``ibstat``, ``ibstatus`` and ``ibv_devinfo [-v]``.
+"""RDMA adapter and port state: ``ibstat``, ``ibstatus``, ``ibv_devinfo [-v]`` and
+``ibdev2netdev``.
 
 All three print blocks of ``key: value`` lines under a device (and port) heading::
 
     CA 'mlx5_0'                                   (ibstat)
     Infiniband device 'mlx5_0' port 1 status:     (ibstatus)
     hca_id:	mlx5_0                                (ibv_devinfo)
+
+``ibdev2netdev`` prints one line per port, ``mlx5_0 port 1 ==> ens1f0np0 (Up)``: the port,
+its netdev (in ``details``) and its link state (Up/Down, read as ACTIVE/DOWN).
 
 Indentation varies (tabs, spaces), so headings, not indentation, give the structure. Tool
 errors (``ibpanic: ... failed``) are kept as errors and warnings: a partial output still
@@ -39,6 +43,10 @@ _IBSTAT_PORT = re.compile(r"^\s*Port (?P<port>\d+):\s*$")
 _IBSTATUS = re.compile(r"^\s*Infiniband device '(?P<dev>[^']+)' port (?P<port>\d+) status:\s*$")
 _DEVINFO_HCA = re.compile(r"^\s*hca_id:\s*(?P<dev>\S+)\s*$")
 _DEVINFO_PORT = re.compile(r"^\s*port:\s*(?P<port>\d+)\s*$")
+_IBDEV2NETDEV = re.compile(
+    r"^\s*(?P<dev>[\w.\-]+) port (?P<port>\d+) ==> (?P<netdev>[\w.\-@]+) \((?P<state>Up|Down)\)",
+    re.IGNORECASE,
+)
 _PORT_BLOCK_KEY = re.compile(
     r"^\s*(?:State|Physical state|Rate|Base lid|SM lid|Port GUID|Link layer|Capability mask):"
 )
@@ -111,6 +119,8 @@ def accepts(name: str, head: bytes) -> bool:
     for line in head_text(head).splitlines()[:2000]:
         if _IBSTAT_CA.match(line) or _IBSTATUS.match(line) or _DEVINFO_HCA.match(line):
             return True
+        if _IBDEV2NETDEV.match(line):
+            return True
         ports += bool(_IBSTAT_PORT.match(line))
         keys += bool(_PORT_BLOCK_KEY.match(line))
     # a port block pasted without its CA line: "Port 1:" and ibstat's own port keys
@@ -147,6 +157,9 @@ class _State:
         for heading in (self._ibstat_heading, self._ibstatus_heading, self._devinfo_heading):
             if heading(line):
                 return
+        if m := _IBDEV2NETDEV.match(line):
+            self._netdev_line(m)
+            return
         if _ERROR.search(line):
             self.errors.append(line.strip()[:300])
             return
@@ -158,6 +171,16 @@ class _State:
         kv = _KEY_VALUE.match(line)
         if kv and self.device is not None:
             self._key_value(kv["key"], kv["value"])
+
+    def _netdev_line(self, m: re.Match[str]) -> None:
+        self._tool("ibdev2netdev")
+        self.device = m["dev"]
+        self._open_port(int(m["port"]))
+        if self.port is not None:
+            attrs = self.ports[(self.device, self.port)]
+            attrs.setdefault("state", "ACTIVE" if m["state"].lower() == "up" else "DOWN")
+            self.details.setdefault((self.device, self.port), {})["netdev"] = m["netdev"]
+        self.device = self.port = None  # the next line is another port's
 
     def _tool(self, name: str) -> None:
         if name not in self.tools:

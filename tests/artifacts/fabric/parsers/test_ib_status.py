@@ -210,6 +210,24 @@ def test_any_cut_of_ibstat_keeps_the_ports_whose_block_it_holds(data: st.DataObj
     assert all(e in got for e in expected), (expected, got)
 
 
+def test_ibdev2netdev_names_each_ports_netdev_and_link_state() -> None:
+    text = (
+        "root@gpu-3:~# ibdev2netdev\n"
+        "mlx5_0 port 1 ==> ibp12s0 (Up)\n"
+        "mlx5_1 port 1 ==> ibp75s0 (Down)\n"
+        "mlx5_bond_0 port 1 ==> bond0 (Up)\n"
+    )
+    assert ib_status.accepts("x", text.encode())
+    result = ib_status.parse(io.BytesIO(text.encode()))
+    assert result.tools == ("ibdev2netdev",)
+    assert [(p.host, p.device, p.port, p.state, p.details["netdev"]) for p in result.ports] == [
+        ("gpu-3", "mlx5_0", 1, "ACTIVE", "ibp12s0"),
+        ("gpu-3", "mlx5_1", 1, "DOWN", "ibp75s0"),
+        ("gpu-3", "mlx5_bond_0", 1, "ACTIVE", "bond0"),
+    ]
+    assert result.summary()["ports_not_active"] == 1
+
+
 def test_no_devices_is_refused_with_the_tools_message() -> None:
     with pytest.raises(ParseError, match="No IB devices found"):
         ib_status.parse(io.BytesIO(b"No IB devices found\n"))
