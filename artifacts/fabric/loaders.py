@@ -206,6 +206,7 @@ def _port_facts(facts: FactBuffer, ports: Iterable[Any]) -> None:
         facts.add("port.rate_gbps", p.rate_gbps, **where)
         facts.add("port.link_layer", p.link_layer, **where)
         facts.add("port.active_mtu", getattr(p, "active_mtu", None), **where)
+        facts.add("port.netdev", (getattr(p, "details", None) or {}).get("netdev"), **where)
 
 
 def _hca_facts(facts: FactBuffer, hcas: Iterable[Any]) -> None:

@@ -69,7 +69,9 @@ PARSERS: dict[str, Kind] = {
         "artifacts.fabric.parsers.nvidia_smi",
         "nvidia-smi (-q, -q -x, table, topo -m, nvlink)",
     ),
-    "ib_status": Kind("artifacts.fabric.parsers.ib_status", "ibstat / ibstatus / ibv_devinfo"),
+    "ib_status": Kind(
+        "artifacts.fabric.parsers.ib_status", "ibstat / ibstatus / ibv_devinfo / ibdev2netdev"
+    ),
     "ibnetdiscover": Kind(
         "artifacts.fabric.parsers.ibnetdiscover", "ibnetdiscover (InfiniBand fabric topology)"
     ),

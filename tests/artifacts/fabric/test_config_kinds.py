@@ -181,3 +181,17 @@ def test_superbench_monitor_readings_become_timed_snapshots_and_no_rates() -> No
     # levels (%, C, W, MiB, bytes/s) do not pair into rates; ECC totals may
     rated = set(CounterRate.objects.filter(after__artifact=artifact).values_list("unit", flat=True))
     assert rated <= {"count", "count/s"}
+
+
+def test_ibdev2netdev_stores_each_ports_netdev() -> None:
+    text = (
+        "root@gpu-3:~# ibdev2netdev\n"
+        "mlx5_0 port 1 ==> ibp12s0 (Up)\nmlx5_1 port 1 ==> ibp75s0 (Down)\n"
+    )
+    artifact = upload_text("ibdev2netdev.txt", text)
+    assert (artifact.kind, artifact.status) == ("ib_status", "parsed"), artifact.error
+    assert facts(artifact, "port.netdev") == {
+        ("gpu-3", "mlx5_0", 1): "ibp12s0",
+        ("gpu-3", "mlx5_1", 1): "ibp75s0",
+    }
+    assert facts(artifact, "port.state")[("gpu-3", "mlx5_1", 1)] == "DOWN"
