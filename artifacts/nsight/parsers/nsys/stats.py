@@ -45,6 +45,11 @@ _PROCESSING = re.compile(r"^Processing \[.*?\] with \[(?:.*[/\\])?(?P<report>[\w
 _LEGACY = re.compile(r"^(?P<title>[A-Z][\w -]*Statistics) \((?P<unit>[\w]+)\)\s*$")
 _SKIPPED = re.compile(r"^SKIPPED: (?P<reason>.+)$")
 _DASHES = re.compile(r"^\s*-+(?:\s+-+)*\s*$")
+_BARE_HEADER = re.compile(
+    r"^[ \t]*(?:Time \(%\)[ \t]+Total Time \(\w+\)|Total \(\w+\)[ \t]+Count[ \t]+Avg \(\w+\))"
+    r".*\n[ \t]*-+(?:[ \t]+-+)+[ \t]*$",
+    re.M,
+)
 _UNIT = re.compile(r"^(?P<base>.*?)\s*\((?P<unit>[^()]+)\)\s*$")
 _THOUSANDS = re.compile(r"^[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?$")
 _FLOAT = re.compile(r"^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
@@ -125,7 +130,10 @@ def accepts(name: str, head: bytes) -> bool:
         return True
     if any(f"{title} (nanoseconds)" in text for title in _LEGACY_REPORTS):
         return True
-    return bool(re.search(r'^"?Time ?\(%\)"?[,\t]"?Total Time \(', text, re.M))
+    if re.search(r'^"?Time ?\(%\)"?[,\t]"?Total Time \(', text, re.M):
+        return True
+    # a report's table pasted without its banner: the column header over its dashes
+    return bool(_BARE_HEADER.search(text))
 
 
 def parse(stream: BinaryIO) -> NsysStatsResult:
@@ -241,9 +249,17 @@ class _State:
         if not self._layout:
             return
         columns = [self._with_unit(c) for c in self._columns]
+        report = self.report
+        if not report:
+            # a table without its banner (a fragment): its columns say which report it is
+            report = _report_of(columns, self._rows) or "unknown"
+            if report != "unknown":
+                self.warnings.append(
+                    f"a table without its report banner was read as {report} (by its columns)"
+                )
         self.tables.append(
             StatsTable(
-                report=self.report or "unknown",
+                report=report,
                 title=self.title,
                 layout=self._layout,
                 columns=tuple(columns),
@@ -313,6 +329,28 @@ def _value(text: str) -> float | int | str | None:
             return None
         return number if math.isfinite(number) else None
     return text
+
+
+def _report_of(columns: list[str], rows: list[tuple[Any, ...]]) -> str | None:
+    """The summary report a table's columns belong to, for a table pasted without its
+    banner; None when they do not say."""
+    bases = {_UNIT.sub(r"\g<base>", c).strip().lower() for c in columns}
+    if {"style", "range"} <= bases:
+        return "nvtx_sum"
+    if "operation" in bases:
+        sized = any((m := _UNIT.match(c)) and m["unit"] not in _TIME_UNITS for c in columns
+                    if c.lower().startswith("total"))  # fmt: skip
+        return "cuda_gpu_mem_size_sum" if sized else "cuda_gpu_mem_time_sum"
+    if "name" not in bases:
+        return None
+    if "instances" in bases:
+        return "cuda_gpu_kern_sum"
+    if "num calls" in bases:
+        # CUDA API and OS runtime summaries share their columns: the names tell them apart
+        names = [str(r[-1]) for r in rows if r]
+        cuda = sum(1 for n in names if n.startswith(("cuda", "cu", "nccl")))
+        return "cuda_api_sum" if names and cuda * 2 > len(names) else "osrt_sum"
+    return None
 
 
 # --- typed rows -------------------------------------------------------------------------------

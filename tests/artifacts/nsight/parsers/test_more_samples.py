@@ -152,3 +152,34 @@ def test_ncu_2025_csv_with_rule_columns_on_b200() -> None:
     assert [(r.name, None if r.speedup_pct is None else r.speedup_pct) for r in kernel.rules] == [
         (name, None if value is None else float(value)) for name, value in speedups
     ]
+
+
+@pytest.mark.parametrize("relative", [STATS_N10, STATS_N50M])
+def test_each_report_cut_alone_gives_its_facts(relative: str) -> None:
+    # Fragments are first-class: one report's table pasted without its "[n/8] Executing"
+    # banner is named by its columns and gives the typed rows the whole file gives.
+    text = more_sample(relative).read_text()
+    whole = nsys_stats.parse(io.BytesIO(text.encode()))
+    blocks = re.split(r"\n\[\d+/\d+\] Executing '\w+' stats report\n", text)[1:]
+    assert len(blocks) == len(whole.reports) == 6
+    field_of = {
+        "nvtx_sum": "ranges", "osrt_sum": "os_runtime", "cuda_api_sum": "api_calls",
+        "cuda_gpu_kern_sum": "kernels", "cuda_gpu_mem_time_sum": "memory",
+        "cuda_gpu_mem_size_sum": "memory",
+    }  # fmt: skip
+    for block, report in zip(blocks, whole.reports, strict=True):
+        fragment = block.strip("\n") + "\n"
+        assert nsys_stats.accepts("x.txt", fragment.encode())
+        result = nsys_stats.parse(io.BytesIO(fragment.encode()))
+        [table] = result.reports
+        assert (table.report, table.rows) == (report.report, report.rows)
+        field = field_of[report.report]
+        mine, theirs = getattr(result, field), getattr(whole, field)
+        if field == "memory":  # times and sizes come from two reports: one alone is half
+            key = "total_ns" if report.report.endswith("time_sum") else "total_bytes"
+            assert {m.name: getattr(m, key) for m in mine} == {
+                m.name: getattr(m, key) for m in theirs
+            }
+        else:
+            assert mine == theirs
+        assert any("read as " + report.report in w for w in result.warnings)
