@@ -171,9 +171,10 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     seekable = getattr(raw, "seekable", lambda: False)()
     if encoding == "binary":
         return Sample(data[:HEAD_BYTES], (), whole, encoding)
-    # past the first MiB the stream is read on (transcoded UTF-16 is not: its bytes are not
-    # the needles')
-    found = _scanned(data, raw if whole is None and encoding == "utf-8" else None)
+    # A file read whole is scanned by ``detect`` only when its head is unsure; past the
+    # first MiB the stream is read on here (transcoded UTF-16 is not: its bytes are not the
+    # needles').
+    found = () if whole is not None else _scanned(data, raw if encoding == "utf-8" else None)
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
         return Sample(data[:HEAD_BYTES], (*found, *_windows(raw, size)), None, encoding)
     windows = (*found, *_windows(io.BytesIO(data), len(data)))
@@ -278,7 +279,9 @@ def detect(
     transcript be cut into its commands; ``encoding``: the file's, when the sample was
     transcoded."""
     view = normalize.plan(b"\n".join((head, *windows)) if windows else head)
-    view, ranked = _best_view(name, head, windows, view)
+    # a file read whole is scanned for its signature lines only when its head is unsure
+    scan = whole if whole is not None and not view.binary else None
+    view, ranked = _best_view(name, head, windows, view, scan=scan)
     parts: tuple[dict[str, Any], ...] = ()
     if whole is not None and not view.binary and view.part is None:
         main = _main_part(name, whole, view)
@@ -312,14 +315,14 @@ def detect(
 
 
 def _best_view(
-    name: str, head: bytes, windows: tuple[bytes, ...], view: View
+    name: str, head: bytes, windows: tuple[bytes, ...], view: View, *, scan: bytes | None = None
 ) -> tuple[View, list[tuple[float, int, Candidate]]]:
     """The cleaning whose reading a parser is surest of, with its ranking. A layer found by
     its shape may be the content's own line start (dmesg's uptime, a format's first
     column): the readings without the shaped layers compete with the full one. On a tie
     the full cleaning wins, except that a kind whose lines start with their own time keeps
     its innermost stamp."""
-    ranked = _ranked_sample(name, head, windows, view)
+    ranked = _ranked_sample(name, head, windows, view, scan=scan)
     shaped = [layer for layer in view.layers if layer.startswith(("time:", "tag:"))]
     if not shaped:
         return view, ranked
@@ -331,7 +334,7 @@ def _best_view(
     for layers in dict.fromkeys(layer_sets):
         if layers != view.layers:
             other = dataclasses.replace(view, layers=layers)
-            options.append((other, _ranked_sample(name, head, windows, other)))
+            options.append((other, _ranked_sample(name, head, windows, other, scan=scan)))
     top = min((r[0][0] for _, r in options if r), default=None)
     if top is None:
         return view, ranked
@@ -345,23 +348,21 @@ def _best_view(
 
 
 def _ranked_sample(
-    name: str, head: bytes, windows: tuple[bytes, ...], view: View
+    name: str, head: bytes, windows: tuple[bytes, ...], view: View, *, scan: bytes | None = None
 ) -> list[tuple[float, int, Candidate]]:
-    """The ranking of a sample cleaned by ``view``: the head, and the later windows when the
-    head holds nothing sure (each kind keeping its best score over all of them) or only
-    a generic sniffer's guess where a window holds an exact banner."""
+    """The ranking of a sample cleaned by ``view``: the head, and when nothing in it is
+    sure (another program's lines before ours), the later windows too, each kind keeping
+    its best score over all of them."""
     # a transcript's part is cut out already: its lines are numbered from 1 again
     sniffing = dataclasses.replace(view, part=None)
     ranked = _ranked(name, normalize.clean_bytes(head, sniffing), later=False)
-    if ranked and -ranked[0][0] >= CERTAIN:
+    if ranked and -ranked[0][0] >= DEFAULT_SCORE:
         return ranked
-    unsure = not ranked or -ranked[0][0] < DEFAULT_SCORE
     best = {c.kind: (base, order, c) for base, order, c in ranked}
-    top = ranked[0][0] if ranked else 0.0
+    if scan is not None:  # a file read whole: the windows around its signature lines
+        windows = (*_scanned(scan, None), *windows)
     for window in windows:
         for base, order, c in _ranked(name, normalize.clean_bytes(window, sniffing), later=True):
-            if not unsure and not (-base >= CERTAIN and base < top):
-                continue  # a sure head is overruled only by an exact banner
             if c.kind not in best or base < best[c.kind][0]:
                 best[c.kind] = (base, order, c)
     return sorted(best.values(), key=lambda item: (item[0], item[1]))

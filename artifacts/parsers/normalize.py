@@ -388,6 +388,8 @@ def _tag_regex(shape: tuple[str, str], seen: Counter[str]) -> str:
 
 def _other_prompt(text: str) -> bool:
     """Whether a prompt of another shell than bash stands in the text (it is rewritten)."""
+    if _OTHER_PROMPT_LINE.search(text) is None:
+        return False  # most files: one search instead of a match per line
     return any(
         _OTHER_PROMPT.match(row) is not None
         and not _PROMPT.match(row)
@@ -405,6 +407,8 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
     if not hosts or ("NCCL" not in line and "]<std" not in line and "[rank" not in line):
         return [line]
     own = _NCCL_START.match(line)
+    if own and line.count("NCCL") < 2 and "]<std" not in line and "[rank" not in line:
+        return [line]  # one header, its own: nothing glued (most lines; checked cheaply)
     cuts = []
     for match in _NCCL_START.finditer(line, own.end() if own else 1):
         host = match.group("host")
@@ -487,7 +491,11 @@ def plan(sample: bytes) -> View:
                 break
     layers = _voted_layers(body)
     # hosts from every line of the sample: an NCCL log's lines may start past the voted ones
-    nccl = [_ANSI.sub("", ln).rstrip("\r") for ln in text.split("\n") if " NCCL " in ln]
+    nccl = (
+        [_ANSI.sub("", ln).rstrip("\r") for ln in text.split("\n") if " NCCL " in ln]
+        if " NCCL " in text
+        else []
+    )
     hosts = _nccl_hosts(nccl, layers)
     document = _prompted_document(text)
     needed = (
@@ -562,6 +570,11 @@ _PROMPT_BYTES = re.compile(
     rb"(?m)^(?:\([^)\n]*\)\s+)?(?:(?:\S*@\S*|\[\S+@[^\]\n]*\]|\w+-[\d.]+)[$#]|\$) \S"
     rb"|^(?:\([^)\n]*\)\s+)?(?:\S+@\S+(?: \S+)? ?[%>#]|\S+%|PS [A-Za-z]:[^>\n]*>|"
     rb"\xe2\x9e\x9c +\S+|\xe2\x9d\xaf|[#%>]) +(?:sudo +)?[a-z./]"
+)
+# A line that may be another shell's prompt, searched in a whole sample at once.
+_OTHER_PROMPT_LINE = re.compile(
+    r"(?m)^(?:\([^)\n]*\) +)?(?:[\w.\-]+@[\w.\-]+(?: \S+)? ?[%>#]|[\w.\-]+%|PS |[#%>] "
+    r"|[\u279c\u276f\u03bb\u00bb])"
 )
 # What a prompt line may start with (a cheap filter before ``prompt_command``).
 _PROMPT_START = re.compile(
