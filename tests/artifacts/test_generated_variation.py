@@ -18,10 +18,11 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 
 from artifacts.parsers import OTHER
 from tests.transforms import (
+    Layer,
     Variation,
     check_variation,
     original_reading,
@@ -60,3 +61,67 @@ def test_generated_variants_keep_kind_and_facts(path: Path) -> None:
         assert why is None, f"{sample_id(path)} {variation.labels()}: {why}\n{variation}"
 
     check()
+
+
+# Failures the generated variation found, fixed since, kept as explicit examples (each runs
+# on its own sample only): what broke, then the variation.
+FOUND: dict[str, list[Variation]] = {
+    # the bracket tag also ate bpftrace's "[000] latency=" lines, and the transcript's part
+    # was cleaned twice (layers are now chosen before a transcript is cut)
+    "more-samples/ebpf/bpftrace_usertools_pagefaultlatency_readme_output_EXCERPT.txt": [
+        Variation(
+            cut_tail=3, noise_before=400, layers=(Layer("tag", "bracket", 2),), prompt="bracketed"
+        )
+    ],
+    # a tag named only the host the sample saw: the second host's lines kept their prefix
+    "samples/nccl_debug/ssbandjl_2node_4gpu_all_gather_NCCL_INFO_roce.log": [
+        Variation(
+            cut_tail=1,
+            noise_before=40,
+            noise_between=2,
+            layers=(Layer("tag", "pipe", 2),),
+            prompt="bash",
+        )
+    ],
+    # 400 foreign lines left the dcgm sniffer of the head too little: signature windows
+    "samples/dcgm/godcgm_issue52_dcgmi_diag_gpu0_busy_fail_FRAGMENT.txt": [
+        Variation(
+            noise_before=400,
+            noise_between=20,
+            layers=(Layer("tag", "colon", 2),),
+            trailing_spaces=True,
+            crlf=True,
+        )
+    ],
+    # an outer epoch stamp was kept as if it were the tool's own time
+    "samples/ebpf/bpftrace_ssllatency_example.txt": [
+        Variation(
+            layers=(Layer("stamp", "epoch"),), prompt="fish", colour=True, encoding="utf-8-sig"
+        )
+    ],
+    # a coloured prompt line before an XML document was not seen as a prompt
+    "samples/counters/telegraf_nvidia-smi_q_x_a10g.xml": [
+        Variation(prompt="powershell", colour=True)
+    ],
+    # found while bare "# " prompts were added: "# ./biolatency" (a root prompt running a
+    # path) was not yet one, so the transcript's first run was cut off behind other lines
+    "samples/ebpf/bcc_biolatency_example.txt": [Variation(noise_before=400)],
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_failures_found_once_stay_fixed(name: str) -> None:
+    path = next((p for p in text_samples() if sample_id(p) == name), None)
+    if path is None:
+        pytest.skip(f"{name}: ../shared absent")
+    kind, want = original_reading(path)
+    data = path.read_bytes()
+
+    def body(variation: Variation) -> None:
+        why = check_variation(path.name, data, kind, want, variation, sample=name)
+        assert why is None, f"{name} {variation.labels()}: {why}"
+
+    check = given(variation=variations(name))(body)
+    for variation in FOUND[name]:
+        check = example(variation=variation)(check)
+    settings(phases=[Phase.explicit], database=None, deadline=None)(check)()
