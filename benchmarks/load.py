@@ -31,6 +31,7 @@ import itertools
 import math
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -177,13 +178,14 @@ class Stack:
         self.procs.append(proc)
         return proc
 
-    def start_workers(self, count: int, timeout: float = 180.0) -> None:
+    def start_workers(self, count: int, nice: int = 0, timeout: float = 180.0) -> None:
         logs = []
         for i in range(count):
             log = self.var / f"worker{i}.log"
             log.unlink(missing_ok=True)
             self.start(
                 [
+                    *(["nice", "-n", str(nice)] if nice else []),
                     str(BIN / "celery"),
                     "-A",
                     "perfhub",
@@ -229,6 +231,34 @@ class Stack:
                     return f"http://127.0.0.1:{port}"
             time.sleep(0.2)
         raise SystemExit(f"gunicorn did not listen within {timeout:.0f} s")
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU seconds used so far by the web server, the workers, this database's PostgreSQL
+        backends, this script, and the whole machine (every core, every process)."""
+        tick = os.sysconf("SC_CLK_TCK")
+        groups = {p.pid: "web" if "gunicorn" in str(p.args) else "workers" for p in self.procs}
+        query = f"SELECT pid FROM pg_stat_activity WHERE datname = '{self.database}'"
+        backends = {int(pid) for pid in psql(query).split()}
+        used: Counter[str] = Counter()
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                pid, rest = int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError, ValueError):
+                continue  # a process that ended meanwhile
+            # fields after the name: state ppid pgrp ... utime(12th) stime cutime cstime
+            jiffies = sum(int(v) for v in rest[11:15])
+            if int(rest[2]) in groups:
+                used[groups[int(rest[2])]] += jiffies / tick
+            elif pid in backends:
+                used["postgres"] += jiffies / tick
+        own = resource.getrusage(resource.RUSAGE_SELF)
+        used["load generator"] = own.ru_utime + own.ru_stime
+        with open("/proc/stat") as fh:
+            total = fh.readline().split()[1:]
+        # user nice system (idle iowait) irq softirq steal: every core's busy time
+        busy = sum(int(v) for i, v in enumerate(total[:8]) if i not in (3, 4))
+        used["machine"] = busy / tick
+        return dict(used)
 
     def stop(self) -> None:
         """SIGTERM (Celery's warm shutdown, gunicorn's graceful stop), then SIGKILL after 30 s;
@@ -407,6 +437,7 @@ class Outcome:
     # uploads parsed per second once the load ended: the workers alone, no web requests
     # competing for the cores (None: too few parses were left for the figure to mean much)
     after_per_s: float | None
+    cpu: dict[str, float]  # CPU seconds during the load window, by who used them
 
 
 def drain(timeout: float) -> float | None:
@@ -422,7 +453,12 @@ def drain(timeout: float) -> float | None:
 
 
 def check(
-    workers: int, tally: Tally, seconds: float, ended: datetime, drained: float | None
+    workers: int,
+    tally: Tally,
+    seconds: float,
+    ended: datetime,
+    drained: float | None,
+    cpu: dict[str, float],
 ) -> Outcome:
     from django.db.models import Count, Max, Min
 
@@ -451,6 +487,7 @@ def check(
         statuses=statuses,
         ingest_per_s=ingest,
         after_per_s=after,
+        cpu=cpu,
     )
 
 
@@ -498,6 +535,15 @@ def report(out: Outcome, uploaders: int, browsers: int) -> bool:
         f"{out.ingest_per_s:.2f} uploads/s (first upload to last parse), "
         f"{per_s(out.after_per_s)} uploads/s once the load ended (workers alone)"
     )
+    cores = len(os.sched_getaffinity(0))
+    ours = {name: sec for name, sec in out.cpu.items() if name != "machine"}
+    others = max(0.0, out.cpu.get("machine", 0.0) - sum(ours.values()))
+    print(
+        f"CPU seconds during the load ({cores} cores x {out.seconds:.0f} s = "
+        f"{cores * out.seconds:.0f}): "
+        + ", ".join(f"{name} {sec:.0f}" for name, sec in sorted(ours.items()))
+        + f", everything else on the machine {others:.0f}"
+    )
     page_p95 = pct(pages, 95)
     ok = {
         "no errors": errors == 0,
@@ -522,7 +568,7 @@ def one_run(
     from django.conf import settings
 
     pages = journey()
-    stack.start_workers(workers)
+    stack.start_workers(workers, nice=args.worker_nice)
     url = stack.start_web(args.web_workers)
     try:
         warm_up(url, token, (settings.SESSION_COOKIE_NAME, cookie), pages, args.web_workers)
@@ -549,13 +595,17 @@ def one_run(
         ]
         print(
             f"load: {len(files)} sample files, {args.uploaders} uploaders, {args.browsers} "
-            f"browsers, {workers} worker(s), {args.seconds:.0f} s ...",
+            f"browsers, {workers} worker(s) (nice {args.worker_nice}), {args.web_workers} "
+            f"gunicorn workers, {args.seconds:.0f} s ...",
             flush=True,
         )
+        before = stack.cpu_seconds()
         run_clients(clients, args.seconds)
         ended = datetime.now(UTC)
+        after = stack.cpu_seconds()
+        cpu = {name: after.get(name, 0.0) - before.get(name, 0.0) for name in after}
         drained = drain(args.drain_timeout)
-        return check(workers, tally, args.seconds, ended, drained)
+        return check(workers, tally, args.seconds, ended, drained, cpu)
     finally:
         stack.stop()
 
@@ -569,6 +619,12 @@ def main() -> int:
     parser.add_argument("--compare-workers", help="e.g. 1,2: the same load with each count")
     parser.add_argument(
         "--web-workers", type=int, default=4, help="gunicorn workers (README's deployment: -w 4)"
+    )
+    parser.add_argument(
+        "--worker-nice",
+        type=int,
+        default=0,
+        help="run the Celery workers under nice -n N (parses yield the cores to the web)",
     )
     parser.add_argument("--max-requests", type=int, default=5000, help="per client, a bound")
     parser.add_argument(
