@@ -316,8 +316,12 @@ def random_variation(rng: random.Random) -> Variation:
         noise_before=rng.choice((0, 0, 3, 40, 400)),
         noise_between=rng.choice((0, 0, 0, 2, 20)),
         noise_after=rng.choice((0, 0, 5)),
-        # distinct layers: one collector does not stamp a line twice
-        layers=tuple(dict.fromkeys(layer() for _ in range(rng.choice((0, 1, 1, 2))))),
+        # layers of distinct styles: one collector does not stamp a line twice
+        layers=tuple(
+            {
+                (x.family, x.style): x for x in (layer() for _ in range(rng.choice((0, 1, 1, 2))))
+            }.values()
+        ),
         prompt=rng.choice((None, None, *PROMPTS)),
         colour=rng.random() < 0.3,
         trailing_spaces=rng.random() < 0.3,
@@ -499,6 +503,10 @@ NOISE_KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
         " output found'",
     ),
     "samples/counters/gpud_nvidia-smi_q_560.35.03.txt": (("noise_between",), "nvidia_smi: same"),
+    "samples/counters/gpud_nvidia-smi_q_535.154.05_multi_gpu.txt": (
+        ("noise_between",),
+        "nvidia_smi: same (facts of the GPU after the foreign lines are lost)",
+    ),
     "samples/counters/gpud_ibstat_h100_all_active.txt": (
         ("noise_between",),
         "ib_status (B2): 2 foreign lines inside a CA block are read as port details"

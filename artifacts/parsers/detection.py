@@ -15,6 +15,7 @@ Pure Python, no Django.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import io
 import re
@@ -57,7 +58,15 @@ SIGNATURES: dict[str, tuple[bytes, ...]] = {
     "ib_status": (b"CA '", b"hca_id:", b"Infiniband device"),
     "rdma_counters": (b"out_of_buffer", b"link mlx5_"),
     "mlxlink": (b"Operational Info", b"Physical Counters"),
-    "dcgm": (b"Successfully ran diagnostic", b"#Entity", b"| Diagnostic ", b"| Info   "),
+    "dcgm": (
+        b"Successfully ran diagnostic",
+        b"#Entity",
+        b"| Diagnostic ",
+        b"| Info   ",
+        b"| Warning   ",
+        b"| Pass",
+        b"| Fail",
+    ),
     "perftest": (b"#bytes ", b" BW average"),
     "perf_stat": (b"Performance counter stats for",),
     "mlxconfig": (b"Configurations:",),
@@ -165,16 +174,19 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     """
     data = raw.read(WHOLE_BYTES + 1)
     encoding = normalize.sniff_encoding(data[:4096])
-    if encoding.startswith("utf-16"):
-        data = normalize.decode_sample(data, encoding).lstrip("\ufeff").encode("utf-8")
+    rest: BinaryIO | _Transcoded = raw
     whole = data if len(data) <= WHOLE_BYTES else None
+    if encoding.startswith("utf-16"):
+        decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        data = decoder.decode(data, final=whole is not None).lstrip("\ufeff").encode("utf-8")
+        whole = data if whole is not None else None
+        rest = _Transcoded(raw, decoder)  # the needles are UTF-8: the rest is read as such
     seekable = getattr(raw, "seekable", lambda: False)()
     if encoding == "binary":
         return Sample(data[:HEAD_BYTES], (), whole, encoding)
     # A file read whole is scanned by ``detect`` only when its head is unsure; past the
-    # first MiB the stream is read on here (transcoded UTF-16 is not: its bytes are not the
-    # needles').
-    found = () if whole is not None else _scanned(data, raw if encoding == "utf-8" else None)
+    # first MiB the stream is read on here.
+    found = () if whole is not None else _scanned(data, rest)
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
         return Sample(data[:HEAD_BYTES], (*found, *_windows(raw, size)), None, encoding)
     windows = (*found, *_windows(io.BytesIO(data), len(data)))
@@ -184,7 +196,18 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     return Sample(data[:HEAD_BYTES], windows, whole, encoding)
 
 
-def _scanned(first: bytes, rest: BinaryIO | None) -> tuple[bytes, ...]:
+class _Transcoded:
+    """The rest of a UTF-16 stream as UTF-8, read forward (for the signature scan)."""
+
+    def __init__(self, raw: BinaryIO, decoder: codecs.IncrementalDecoder) -> None:
+        self._raw, self._decoder = raw, decoder
+
+    def read(self, size: int) -> bytes:
+        chunk = self._raw.read(size)
+        return self._decoder.decode(chunk, final=not chunk).encode("utf-8")
+
+
+def _scanned(first: bytes, rest: BinaryIO | _Transcoded | None) -> tuple[bytes, ...]:
     """Windows around the first signature lines of each kind (see SIGNATURES) in ``first``
     and then, read forward from ``rest`` (any stream, a gzip member too), up to SCAN_BYTES
     in all: one chunk and the windows being filled in memory. Hits in the head count too:

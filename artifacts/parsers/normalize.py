@@ -186,6 +186,8 @@ _TAG = re.compile(
     r"|(?P<tag>[A-Za-z0-9][\w.\-@/]{0,63})(?P<sep> *\| |: |> ))"
 )
 _DIGITS = re.compile(r"\d+")
+# A stamp's separator is the one nearly all its lines share (else the space they start with).
+_SAME_SEPARATOR = 0.9
 # A tag layer has at most this many shapes of values ("gpu0", "login0", "web_0").
 _MAX_TAG_SHAPES = 8
 
@@ -337,10 +339,21 @@ def _shaped_layer(lines: list[str]) -> str | None:
             shape = ("bracket", "] ") if bracketed else ("tag", _sep_form(match.group("sep")))
             tags[shape] += 1
             values.setdefault(shape, Counter())[bracketed or match.group("tag")] += 1
-    if stamps:
-        (shape, count) = stamps.most_common(1)[0]
-        if count >= needed:
-            return "time:^" + shape[0] + shape[1]
+    by_stamp: Counter[str] = Counter()
+    for (stamp, _sep), count in stamps.items():
+        by_stamp[stamp] += count
+    for stamp, count in by_stamp.most_common(1):
+        if count < needed:
+            break
+        seps = Counter({sep: n for (shape, sep), n in stamps.items() if shape == stamp})
+        sep, most = seps.most_common(1)[0]
+        if most < _SAME_SEPARATOR * count:
+            # lines disagree after the stamp ("| " is also how a table row starts): the
+            # stamp ends at the space they all begin with
+            if not all(s.startswith(" ") or s.startswith(r"\ ") for s in seps):
+                break
+            sep = " "
+        return "time:^" + stamp + sep
     for shape, count in tags.most_common(2):
         if count >= needed and _repeats(shape, values[shape], count):
             return "tag:" + _tag_regex(shape, values[shape])

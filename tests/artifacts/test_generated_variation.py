@@ -93,6 +93,40 @@ FOUND: dict[str, list[Variation]] = {
             crlf=True,
         )
     ],
+    # a stamp before "| " table rows and before other lines: the stamp's separator was
+    # taken from the table rows (or the lines disagreed and no stamp was found)
+    "samples/dcgm/awsome_p4de_dcgmi_diag_r2_nvlinks_expected_up_EXCERPT.txt": [
+        Variation(
+            cut_head=1,
+            layers=(Layer("stamp", "syslog"), Layer("tag", "colon")),
+            prompt="root",
+            trailing_spaces=True,
+        )
+    ],
+    "samples/dcgm/mlengineering_dcgmi_diag_r2_gpu_memory_thermal_fail_FRAGMENT.txt": [
+        Variation(
+            cut_tail=3,
+            noise_between=2,
+            noise_after=5,
+            layers=(Layer("stamp", "syslog", 3),),
+            trailing_spaces=True,
+            crlf=True,
+            encoding="utf-8-sig",
+        ),
+        # its rows ("| Warning", "| Pass") had no signature needle: 400 foreign lines hid it
+        Variation(noise_before=400, layers=(Layer("tag", "pipe"),), trailing_spaces=True),
+    ],
+    # UTF-16 past the first MiB was not scanned: the NCCL lines start at 500 KB (1 MB in UTF-16)
+    "more-samples/nccl_debug/alcf_polaris_resnet50_libfabric_nccl_info.log": [
+        Variation(
+            cut_head=1,
+            noise_before=3,
+            noise_after=5,
+            layers=(Layer("stamp", "clock-pipe"),),
+            prompt="bracketed",
+            encoding="utf-16",
+        )
+    ],
     # an outer epoch stamp was kept as if it were the tool's own time
     "samples/ebpf/bpftrace_ssllatency_example.txt": [
         Variation(
