@@ -30,6 +30,7 @@ import hashlib
 import itertools
 import math
 import os
+import pwd
 import random
 import resource
 import shutil
@@ -222,7 +223,7 @@ class Stack:
                 "--log-level",
                 "warning",
             ],
-            self.var / "gunicorn.log",
+            self.var / f"gunicorn-{port}.log",
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -233,23 +234,31 @@ class Stack:
         raise SystemExit(f"gunicorn did not listen within {timeout:.0f} s")
 
     def cpu_seconds(self) -> dict[str, float]:
-        """CPU seconds used so far by the web server, the workers, this database's PostgreSQL
-        backends, this script, and the whole machine (every core, every process)."""
+        """CPU seconds used so far by the web server, the workers, the PostgreSQL server,
+        this script, and the whole machine (every core, every process).
+
+        PostgreSQL is counted whole, by its user: backends come and go within a run (each
+        lives as long as its connection), and the postmaster's children times keep those
+        that ended; other databases' work on this server is in the figure too.
+        """
         tick = os.sysconf("SC_CLK_TCK")
         groups = {p.pid: "web" if "gunicorn" in str(p.args) else "workers" for p in self.procs}
-        query = f"SELECT pid FROM pg_stat_activity WHERE datname = '{self.database}'"
-        backends = {int(pid) for pid in psql(query).split()}
+        try:
+            postgres_uid = pwd.getpwnam("postgres").pw_uid
+        except KeyError:
+            postgres_uid = -1
         used: Counter[str] = Counter()
         for stat in Path("/proc").glob("[0-9]*/stat"):
             try:
-                pid, rest = int(stat.parent.name), stat.read_text().rsplit(")", 1)[1].split()
+                rest = stat.read_text().rsplit(")", 1)[1].split()
+                uid = stat.parent.stat().st_uid
             except (OSError, IndexError, ValueError):
                 continue  # a process that ended meanwhile
             # fields after the name: state ppid pgrp ... utime(12th) stime cutime cstime
             jiffies = sum(int(v) for v in rest[11:15])
             if int(rest[2]) in groups:
                 used[groups[int(rest[2])]] += jiffies / tick
-            elif pid in backends:
+            elif uid == postgres_uid:
                 used["postgres"] += jiffies / tick
         own = resource.getrusage(resource.RUSAGE_SELF)
         used["load generator"] = own.ru_utime + own.ru_stime
@@ -570,8 +579,14 @@ def one_run(
     pages = journey()
     stack.start_workers(workers, nice=args.worker_nice)
     url = stack.start_web(args.web_workers)
+    # A second server for the uploads, as a load balancer sending POST /api/v1/artifacts/ to
+    # ingest nodes would: pages then never wait behind an upload for a web worker.
+    upload_url = stack.start_web(args.upload_web_workers) if args.upload_web_workers else url
     try:
         warm_up(url, token, (settings.SESSION_COOKIE_NAME, cookie), pages, args.web_workers)
+        if upload_url != url:
+            warm_up(upload_url, token, (settings.SESSION_COOKIE_NAME, cookie), pages[:1],
+                    args.upload_web_workers)  # fmt: skip
         tally = Tally()
         picks = itertools.count()
         nonce = random.getrandbits(24) << 16  # stamps of this run differ from any earlier one
@@ -580,7 +595,7 @@ def one_run(
             threading.Thread(
                 target=uploader,
                 daemon=True,
-                args=(url, token, files, picks, nonce, tally, end, args.max_requests),
+                args=(upload_url, token, files, picks, nonce, tally, end, args.max_requests),
             )
             for _ in range(args.uploaders)
         ]
@@ -596,7 +611,9 @@ def one_run(
         print(
             f"load: {len(files)} sample files, {args.uploaders} uploaders, {args.browsers} "
             f"browsers, {workers} worker(s) (nice {args.worker_nice}), {args.web_workers} "
-            f"gunicorn workers, {args.seconds:.0f} s ...",
+            f"gunicorn workers"
+            + (f" + {args.upload_web_workers} for uploads" if upload_url != url else "")
+            + f", {args.seconds:.0f} s ...",
             flush=True,
         )
         before = stack.cpu_seconds()
@@ -619,6 +636,12 @@ def main() -> int:
     parser.add_argument("--compare-workers", help="e.g. 1,2: the same load with each count")
     parser.add_argument(
         "--web-workers", type=int, default=4, help="gunicorn workers (README's deployment: -w 4)"
+    )
+    parser.add_argument(
+        "--upload-web-workers",
+        type=int,
+        default=0,
+        help="N > 0: uploads go to a second gunicorn of N workers, pages to the first",
     )
     parser.add_argument(
         "--worker-nice",
