@@ -54,7 +54,13 @@ SIGNATURES: dict[str, tuple[bytes, ...]] = {
     "nsys_stats": (b"Executing '",),
     "ncu_text": (b"==PROF==",),
     "ncu_csv": (b'"ID","Process ID"',),
-    "nvidia_smi": (b"NVSMI LOG", b"| NVIDIA-SMI ", b"<nvidia_smi_log"),
+    "nvidia_smi": (
+        b"NVSMI LOG",
+        b"| NVIDIA-SMI ",
+        b"<nvidia_smi_log",
+        b"GPU0\tGPU1",  # topo -m
+        b"GPU0    GPU1",  # topo -p2p
+    ),
     "ib_status": (b"CA '", b"hca_id:", b"Infiniband device"),
     "rdma_counters": (b"out_of_buffer", b"link mlx5_"),
     "mlxlink": (b"Operational Info", b"Physical Counters"),

@@ -127,6 +127,16 @@ FOUND: dict[str, list[Variation]] = {
             encoding="utf-16",
         )
     ],
+    # a topology matrix without its command line had no signature needle
+    "more-samples/counters/mlengineering_nvidia-smi_topo_p2p_r_8xH100.txt": [
+        Variation(
+            cut_head=1,
+            cut_tail=3,
+            noise_before=400,
+            noise_after=5,
+            layers=(Layer("stamp", "syslog"),),
+        )
+    ],
     # an outer epoch stamp was kept as if it were the tool's own time
     "samples/ebpf/bpftrace_ssllatency_example.txt": [
         Variation(
