@@ -328,11 +328,9 @@ def detect(
     if kind in KEEPS_LINE_TIMES and set(view.layers) & set(normalize.TIME_LAYERS):
         # NCCL prints no time of its own: a collector's stamp is the only time its events
         # have, and the parser reads it from the start of the line (the layers inside it
-        # are still stripped).
-        layers = tuple(
-            normalize.kept(layer) if layer in normalize.TIME_LAYERS else layer
-            for layer in view.layers
-        )
+        # are still stripped). One stamp is kept, the innermost: the one nearest the line.
+        kept = [layer for layer in view.layers if layer in normalize.TIME_LAYERS][-1]
+        layers = tuple(normalize.kept(layer) if layer == kept else layer for layer in view.layers)
         view = dataclasses.replace(view, layers=layers)
     if kind != "nccl_debug" and view.hosts:
         # Only an NCCL log is cut where another process's header starts mid-line: the

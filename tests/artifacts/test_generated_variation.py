@@ -137,6 +137,10 @@ FOUND: dict[str, list[Variation]] = {
             layers=(Layer("stamp", "syslog"),),
         )
     ],
+    # two collector stamps kept on an NCCL log: its bare "NCCL version" line was not read
+    "more-samples/nccl_debug/alcf_polaris_vae_nccl_info_trace_aws_ofi_cxi.log": [
+        Variation(layers=(Layer("stamp", "iso"), Layer("stamp", "iso-bracket", 3)))
+    ],
     # an outer epoch stamp was kept as if it were the tool's own time
     "samples/ebpf/bpftrace_ssllatency_example.txt": [
         Variation(
