@@ -717,7 +717,9 @@ def main() -> int:
     def interrupted(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt  # SIGTERM too: the finally blocks stop what was started
 
-    signal.signal(signal.SIGTERM, interrupted)
+    # SIGINT too: a shell that starts the script in the background ignores it by default.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, interrupted)
     args.var.mkdir(parents=True, exist_ok=True)
     stack = Stack(
         database=args.database,
@@ -756,4 +758,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        print("interrupted: every process the load test started was stopped", file=sys.stderr)
+        sys.exit(130)
