@@ -60,9 +60,13 @@ SIGNATURES: dict[str, tuple[bytes, ...]] = {
         b"<nvidia_smi_log",
         b"GPU0\tGPU1",  # topo -m
         b"GPU0    GPU1",  # topo -p2p
+        b"CPU Affinity",  # topo -m header
+        b"(UUID: GPU-",  # -L
     ),
-    "ib_status": (b"CA '", b"hca_id:", b"Infiniband device"),
-    "rdma_counters": (b"out_of_buffer", b"link mlx5_"),
+    "ib_status": (b"CA '", b"hca_id:", b"Infiniband device", b"Port GUID:", b"port_lid:"),
+    "ibnetdiscover": (b"switchguid=", b"caguid="),
+    "rdma_counters": (b"out_of_buffer", b"link mlx5_", b"/hw_counters/", b"np_cnp_sent"),
+    "superbench_monitor": (b'"gpu_usage:',),
     "mlxlink": (b"Operational Info", b"Physical Counters"),
     "dcgm": (
         b"Successfully ran diagnostic",
@@ -76,13 +80,15 @@ SIGNATURES: dict[str, tuple[bytes, ...]] = {
     "perftest": (b"#bytes ", b" BW average"),
     "perf_stat": (b"Performance counter stats for",),
     "mlxconfig": (b"Configurations:",),
-    "mlnx_qos": (b"DCBX mode", b"Priority trust state", b"PFC configuration"),
+    "mlnx_qos": (b"DCBX mode", b"Priority trust state", b"PFC configuration", b"dscp2prio"),
+    "show_gids": (b"n_gids_found",),
+    "nccl_topology": (b"<system version",),
     "numa": (b"node distances", b"NUMA node"),
     "proc_interrupts": (b"PCI-MSI",),
     "prometheus_text": (b"# TYPE ",),
     "fabric_manager": (b"Fabric Manager version",),
     "dmesg": (b"NVRM: ",),
-    "ethtool_stats": (b"NIC statistics:",),
+    "ethtool_stats": (b"NIC statistics:", b"Settings for "),
 }
 # The scan past the head is bounded: needles are searched in this many bytes (beyond them
 # the fixed windows still look at the middle and the end), so a 1 GB file costs well under

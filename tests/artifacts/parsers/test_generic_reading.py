@@ -270,11 +270,13 @@ def test_the_nearest_kinds_say_why_each_declined() -> None:
     assert "nsys_stats" not in {k["kind"] for k in skipped}
 
 
-def test_json_lines_of_gpu_samples_are_nearest_to_nvidia_smi() -> None:
+def test_json_lines_of_gpu_samples_are_nearest_to_their_reader_then_nvidia_smi() -> None:
     path = more_sample("counters/superbench_gpu_monitor.jsonl")
     nearest = nearest_kinds(path.name, path.read_bytes())
-    assert nearest[0]["kind"] == "nvidia_smi"  # gpu_temperature, gpu_power_limit, ... by part
-    assert {"temperature", "power", "ecc"} <= set(nearest[0]["shared"])
+    # its own kind's reader takes it, so it comes first; then the kind whose words it shares
+    assert nearest[0]["kind"] == "superbench_monitor" and nearest[0]["reads"]
+    assert nearest[1]["kind"] == "nvidia_smi"  # gpu_temperature, gpu_power_limit, ... by part
+    assert {"temperature", "power", "ecc"} <= set(nearest[1]["shared"])
 
 
 def test_a_kinds_reader_that_takes_the_file_is_ranked_first() -> None:

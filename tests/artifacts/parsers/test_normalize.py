@@ -69,6 +69,23 @@ def test_layers_nest_and_are_peeled_outermost_first() -> None:
     assert cleaned(data).split(b"\n")[0] == b"gpu07:1:1 [0] NCCL INFO line 0"
 
 
+@pytest.mark.parametrize(
+    "outer, inner",
+    [
+        (b"node-12> ", b"gpu07> "),  # two hosts' tags of one style (found by the helpers)
+        (b"1701234567.123 ", b"1701234568.456 "),  # two epoch stamps
+        (b"[worker-2] ", b"[rank-3] "),
+    ],
+)
+def test_a_layer_stacked_on_one_of_its_own_shape_is_peeled_twice(
+    outer: bytes, inner: bytes
+) -> None:
+    body = [b"    13,304,072,756      cycles   #  1.921 GHz  (56.74%%) %d" % i for i in range(20)]
+    data = b"".join(outer + inner + line + b"\n" for line in body)
+    assert len(normalize.plan(data).layers) == 2
+    assert cleaned(data).split(b"\n")[:20] == body
+
+
 def test_a_glued_nccl_line_is_cut_before_the_known_host() -> None:
     data = (
         b"gpu07:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read"
