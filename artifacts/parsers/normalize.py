@@ -545,9 +545,8 @@ def _voted_layers(lines: list[str]) -> tuple[str, ...]:
     for _ in range(4):  # layers nest at most a few deep (kubectl + slurm + host ...)
         # A layer may come twice (a collector's stamp over a launcher's, two hosts' tags):
         # each pass must again be carried by most of what the last one left.
-        found = next(
-            (name for name in _LAYERS if _carried(name, current)), None
-        ) or _shaped_layer(current)
+        known = (name for name in _LAYERS if _carried(name, current))
+        found = next(known, None) or _shaped_layer(current)
         if found is None:
             break
         chosen.append(found)
