@@ -938,15 +938,8 @@ class _State:
         details: dict[str, Any],
         launcher: int | None,
     ) -> None:
-        key = (kind, None, None, launcher, text)
-        if key in self.event_index:
-            self.events[self.event_index[key]]["details"]["repeats"] += 1
-            return
-        if len(self.events) >= MAX_EVENTS:
-            self.dropped += 1
-            return
-        self.event_index[key] = len(self.events)
-        self.events.append(
+        self._record(
+            (kind, None, None, launcher, text),
             {
                 "kind": kind,
                 "time": time,
@@ -959,7 +952,7 @@ class _State:
                 "_thread": None,
                 "_dev": None,
                 "_launcher": launcher,
-            }
+            },
         )
 
     def _continue_completion(self, line: str) -> bool:
@@ -1073,15 +1066,8 @@ class _State:
         launcher: int | None,
         rank: int | None = None,
     ) -> None:
-        key = (kind, seg.host, seg.pid, rank, text)
-        if key in self.event_index:  # the same WARN repeated: count it, don't flood the timeline
-            self.events[self.event_index[key]]["details"]["repeats"] += 1
-            return
-        if len(self.events) >= MAX_EVENTS:
-            self.dropped += 1
-            return
-        self.event_index[key] = len(self.events)
-        self.events.append(
+        self._record(
+            (kind, seg.host, seg.pid, rank, text),
             {
                 "kind": kind,
                 "time": time,
@@ -1094,8 +1080,18 @@ class _State:
                 "_thread": (seg.host, seg.pid, seg.tid),
                 "_dev": seg.dev,
                 "_launcher": launcher,
-            }
+            },
         )
+
+    def _record(self, key: tuple[Any, ...], event: dict[str, Any]) -> None:
+        """Store an event once: the same WARN repeated is counted, not a new timeline entry."""
+        if key in self.event_index:
+            self.events[self.event_index[key]]["details"]["repeats"] += 1
+        elif len(self.events) >= MAX_EVENTS:
+            self.dropped += 1
+        else:
+            self.event_index[key] = len(self.events)
+            self.events.append(event)
 
     def _bounded_put(self, store: dict[Any, Any], key: Any, value: Any) -> None:
         if key in store:
