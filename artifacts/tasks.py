@@ -39,4 +39,5 @@ def requeue_stalled() -> int:
 def _requeue_own_stalled(sender: Any = None, **_: Any) -> None:
     """A worker that starts under a name still parsing something is that worker restarted
     after dying mid-parse: its parses are stalled whatever their age."""
-    stalls.stalled_requeue(live={}, dead_worker=getattr(sender, "hostname", "") or "")
+    if name := getattr(sender, "hostname", "") or "":
+        stalls.stalled_requeue(live=None, dead_worker=name)

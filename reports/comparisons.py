@@ -24,6 +24,7 @@ Input frames (what ``reports.kinds.*`` collect from the database):
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -119,8 +120,8 @@ def artifact_side_names(runs: pd.DataFrame) -> dict[int, str]:
         a: " · ".join(_facet_text(facet, f[facet]) for facet in differing) or f"#{a}"
         for a, f in facets.items()
     }
-    repeated = {n for n in names.values() if list(names.values()).count(n) > 1}
-    return {a: _short(f"{n} (#{a})" if n in repeated else n) for a, n in names.items()}
+    count = Counter(names.values())
+    return {a: _short(f"{n} (#{a})" if count[n] > 1 else n) for a, n in names.items()}
 
 
 def _artifact_facets(runs: pd.DataFrame) -> dict[int, dict[str, object]]:

@@ -208,9 +208,12 @@ def _with_sides(
     """Each file's pin says which runs it gave and, where files are the sides, the side's
     name in the report."""
     names = cmp.artifact_side_names(run_frame) if run_frame is not None else {}
+    run_ids: dict[int, list[int]] = {}
+    for run in sorted(runs, key=lambda r: r.pk):
+        run_ids.setdefault(run.artifact_id, []).append(run.pk)
     for pin in pins:
         pin["side"] = names.get(pin["artifact_id"], "")
-        pin["run_ids"] = sorted(r.pk for r in runs if r.artifact_id == pin["artifact_id"])
+        pin["run_ids"] = run_ids.get(pin["artifact_id"], [])
     return pins
 
 
