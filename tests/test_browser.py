@@ -32,3 +32,30 @@ def test_upload_a_nccl_tests_file_and_see_its_chart(live_server, browser_page, e
     page.wait_for_selector("#busbw-chart[data-rendered=true]")
     assert page.locator("#busbw-chart .scatterlayer .trace").count() >= 2
     assert "busbw out-of-place" in page.content()
+    # plotly.js (4.7 MB) is fetched after the load event: the page shows before the chart
+    timing = page.evaluate(
+        """() => ({
+          load: performance.getEntriesByType('navigation')[0].loadEventEnd,
+          plotly: performance.getEntriesByType('resource')
+            .filter(r => r.name.includes('plotly.min')).map(r => r.startTime),
+        })"""
+    )
+    assert len(timing["plotly"]) == 1 and timing["plotly"][0] >= timing["load"], timing
+
+
+def test_a_page_without_charts_never_fetches_plotly(live_server, browser_page, editor):
+    page = browser_page
+    page.goto(f"{live_server.url}/login/")
+    page.fill("input[name=username]", "eddie")
+    page.fill("input[name=password]", "pw-eddie")
+    page.click("button[type=submit]")
+    page.wait_for_selector("#dropzone")
+    page.goto(f"{live_server.url}/baselines/matrix/")  # no profile yet: no chart on it
+    page.wait_for_load_state("load")
+    page.wait_for_timeout(300)
+    assert page.locator("[data-figure]").count() == 0
+    fetched = page.evaluate(
+        "() => performance.getEntriesByType('resource').map(r => r.name)"
+        ".filter(name => name.includes('plotly.min'))"
+    )
+    assert fetched == []

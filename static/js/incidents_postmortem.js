@@ -25,7 +25,10 @@
   }
 
   function drawCharts(root) {
-    if (!window.Plotly) return;
+    if (!root.querySelector("[data-figure]")) return;
+    window.whenPlotly(function () { drawNow(root); });
+  }
+  function drawNow(root) {
     root.querySelectorAll("[data-figure]").forEach(function (el) {
       var source = document.getElementById(el.dataset.figure);
       if (!source) return;
