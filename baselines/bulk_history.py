@@ -50,6 +50,7 @@ from django.utils import timezone
 from artifacts.models import Artifact, BenchmarkRun, Measurement, RunRank
 from artifacts.runs.demo import CollectiveModel
 from artifacts.runs.demo import HardwareProfile as DemoProfile
+from artifacts.runs.partitions import ensure_partitions
 from baselines.demo_history import (
     STACKS,
     START,
@@ -333,6 +334,11 @@ def load_fleet(
     stacks = [stack_get_or_create(versions=s, nccl_env={}) for s in STACKS]
     series = _ensure_series(members, db_profiles)
     keys = [(night, p) for night in range(nights) for p in range(len(members))]
+    # every month the history spans has its measurement partition before the first COPY
+    # (PostgreSQL): rows go straight to their month, none wait in the default partition
+    made = ensure_partitions(since=START, until=START + timedelta(days=nights + 1))
+    if made:
+        log(f"  {len(made)} monthly measurement partitions made")
     rng = random.Random(f"{seed}|fleet-nights")
     with _bulk_session(), _without_secondary_structures(BULK_MODELS, log):
         for start in range(0, len(keys), NIGHTS_PER_BATCH):
@@ -591,9 +597,9 @@ def _load_batch(
     ranks = _Copy(RunRank, ["run", "rank", "host", "device", "busid", "gpu"])
     measurements = _Copy(
         Measurement,
-        ["run", "size_bytes", "count", "dtype", "redop", "root", "oop_time_us", "oop_algbw_gbps",
-         "oop_busbw_gbps", "oop_wrong", "ip_time_us", "ip_algbw_gbps", "ip_busbw_gbps",
-         "ip_wrong"],
+        ["run", "measured_at", "size_bytes", "count", "dtype", "redop", "root", "oop_time_us",
+         "oop_algbw_gbps", "oop_busbw_gbps", "oop_wrong", "ip_time_us", "ip_algbw_gbps",
+         "ip_busbw_gbps", "ip_wrong"],
     )  # fmt: skip
     contexts = _Copy(
         RunContext,
@@ -626,9 +632,9 @@ def _load_batch(
             )
             semantics = semantics_of(plan.collective)
             ip_wrong = "0" if semantics.in_place_checked else "\\N"
-            head = f"{pk}\t"
-            middle = f"\tfloat\t{semantics.redop}\t{semantics.root}\t"
             at = _when(run.measured_at)
+            head = f"{pk}\t{at}\t"  # the run's time: the partition key of the measurements
+            middle = f"\tfloat\t{semantics.redop}\t{semantics.root}\t"
             series_of_size = series[(demo.slug, plan.collective)]
             for size, count, oop, ip in rows:
                 # the printed strings themselves: the database parses them as the parser does

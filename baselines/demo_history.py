@@ -44,6 +44,7 @@ from django.utils import timezone
 from artifacts.models import Artifact, BenchmarkRun, Measurement, RunRank
 from artifacts.runs.demo import PROFILES, REGRESSION, SEMANTICS, Semantics
 from artifacts.runs.demo import HardwareProfile as DemoProfile
+from artifacts.runs.partitions import ensure_partitions
 from baselines.alerting import Collector, alerts_from_comparison, history_scan, summaries_refresh
 from baselines.comparing import comparison_refresh
 from baselines.filing import identity, series_for, series_refresh_stats, stack_get_or_create
@@ -407,6 +408,10 @@ def seed_history(
         nights[(plan.profile.slug, plan.night)].append(plan)
     series_ids: set[int] = set()
     keys = list(nights)
+    # the months the history spans get their measurement partitions before the first row
+    # (PostgreSQL; otherwise the rows would wait in the default partition)
+    last_night = max(plan.night for plan in plans)
+    ensure_partitions(since=START, until=START + timedelta(days=last_night + 1))
     batch = 60
     for start in range(0, len(keys), batch):
         with transaction.atomic():
@@ -535,17 +540,18 @@ def _load_night(
     for run, (_, plan, rows, _) in zip(runs, rendered, strict=True):
         semantics = semantics_of(plan.collective)
         ip_wrong = 0 if semantics.in_place_checked else None
+        at = _db_datetime(run.measured_at)  # the partition key, copied from the run
         for size, count, oop, ip in rows:
             measurements.append(
-                (run.pk, size, count, "float", semantics.redop, semantics.root, float(oop.time),
-                 float(oop.algbw), float(oop.busbw), 0, float(ip.time), float(ip.algbw),
-                 float(ip.busbw), ip_wrong)
+                (run.pk, at, size, count, "float", semantics.redop, semantics.root,
+                 float(oop.time), float(oop.algbw), float(oop.busbw), 0, float(ip.time),
+                 float(ip.algbw), float(ip.busbw), ip_wrong)
             )  # fmt: skip
     _insert_rows(
         Measurement,
-        ["run", "size_bytes", "count", "dtype", "redop", "root", "oop_time_us", "oop_algbw_gbps",
-         "oop_busbw_gbps", "oop_wrong", "ip_time_us", "ip_algbw_gbps", "ip_busbw_gbps",
-         "ip_wrong"],
+        ["run", "measured_at", "size_bytes", "count", "dtype", "redop", "root", "oop_time_us",
+         "oop_algbw_gbps", "oop_busbw_gbps", "oop_wrong", "ip_time_us", "ip_algbw_gbps",
+         "ip_busbw_gbps", "ip_wrong"],
         measurements,
     )  # fmt: skip
     stats.measurements += len(measurements)

@@ -55,6 +55,7 @@ def load_nccl_tests(artifact: Artifact, result: Any) -> None:
         Measurement.objects.bulk_create(
             Measurement(
                 run=row,
+                measured_at=row.measured_at,  # the partition key (artifacts/runs/partitions.py)
                 size_bytes=r.size_bytes,
                 count=r.count,
                 dtype=r.dtype or "",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.urls import reverse
 
@@ -67,10 +69,28 @@ class RunRank(models.Model):
         return f"rank {self.rank} on {self.host}"
 
 
-class Measurement(models.Model):
-    """One message size of an nccl-tests run: out-of-place and in-place results."""
+class MeasurementQuerySet(models.QuerySet):
+    def bulk_create(self, objs: Any, *args: Any, **kwargs: Any) -> list[Measurement]:
+        """Rows made without their time take their run's (the partition key, see below)."""
+        objs = list(objs)
+        for obj in objs:
+            obj.fill_measured_at()
+        return super().bulk_create(objs, *args, **kwargs)
 
-    run = models.ForeignKey(BenchmarkRun, on_delete=models.CASCADE, related_name="measurements")
+
+class Measurement(models.Model):
+    """One message size of an nccl-tests run: out-of-place and in-place results.
+
+    ``measured_at`` is the run's time, copied on every row: on PostgreSQL the table is
+    partitioned by month of it (``artifacts/runs/partitions.py``, migration 0011), and a row
+    made without it takes its run's. The run's index is ``(run, size_bytes)``: it serves the
+    lookups by run alone, so the foreign key has no index of its own.
+    """
+
+    run = models.ForeignKey(
+        BenchmarkRun, on_delete=models.CASCADE, related_name="measurements", db_index=False
+    )
+    measured_at = models.DateTimeField(help_text="the run's time (the partition key)")
     size_bytes = models.BigIntegerField()
     count = models.BigIntegerField(null=True, blank=True)
     dtype = models.CharField(max_length=20, blank=True)
@@ -85,9 +105,19 @@ class Measurement(models.Model):
     ip_busbw_gbps = models.FloatField(null=True, blank=True)
     ip_wrong = models.FloatField(null=True, blank=True)
 
+    objects = MeasurementQuerySet.as_manager()
+
     class Meta:
         ordering = ["size_bytes", "id"]
         indexes = [models.Index(fields=["run", "size_bytes"])]
 
     def __str__(self) -> str:
         return f"{self.size_bytes} B of run {self.run_id}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self.fill_measured_at()
+        super().save(*args, **kwargs)
+
+    def fill_measured_at(self) -> None:
+        if self.measured_at is None and self.run_id is not None:
+            self.measured_at = self.run.measured_at
