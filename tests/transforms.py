@@ -497,30 +497,10 @@ def named_host(facts_json: Any) -> str | None:
 # /tmp/brief/handoff.md: their variations leave that part out. Every other variation still
 # applies to them.
 NOISE_KNOWN: dict[str, tuple[tuple[str, ...], str]] = {
-    "samples/counters/gpud_nvidia-smi_q_535.183.01_INVALID_truncated.txt": (
-        ("noise_between",),
-        "nvidia_smi (B2): 20 foreign lines after a blank line of -q output: 'no nvidia-smi"
-        " output found'",
-    ),
-    "samples/counters/gpud_nvidia-smi_q_560.35.03.txt": (("noise_between",), "nvidia_smi: same"),
-    "samples/counters/gpud_nvidia-smi_q_535.154.05_multi_gpu.txt": (
-        ("noise_between",),
-        "nvidia_smi: same (facts of the GPU after the foreign lines are lost)",
-    ),
-    "samples/counters/gpud_ibstat_h100_all_active.txt": (
-        ("noise_between",),
-        "ib_status (B2): 2 foreign lines inside a CA block are read as port details"
-        " ('runtimeerror') and link_layer is lost",
-    ),
     "samples/nccl_debug/ssbandjl_2node_4gpu_NCCL_DEBUG_TRACE_roce.log": (
         ("noise_between", "noise_after"),
         "nccl_tests (D): a result row completed after interleaved NCCL lines is lost when"
         " foreign lines follow (inside the run, or after the run cut short)",
-    ),
-    "samples/ncu/yktian_ncu_text_details_torch_gcn.txt": (
-        ("noise_between",),
-        "ncu_text (D): foreign lines at a blank line inside a kernel's block lose the rest"
-        " of that kernel's metrics",
     ),
 }
 

@@ -151,6 +151,19 @@ FOUND: dict[str, list[Variation]] = {
     "samples/counters/telegraf_nvidia-smi_q_x_a10g.xml": [
         Variation(prompt="powershell", colour=True)
     ],
+    # other programs' lines inside -q output: "+ export X=1" ended the -q block (read as the
+    # default table's border), so the GPU after it was not found; indented ones became
+    # sections the next keys nested in (issue 22, NOISE_KNOWN emptied of nvidia_smi)
+    "samples/counters/gpud_nvidia-smi_q_560.35.03.txt": [Variation(noise_between=20)],
+    "samples/counters/gpud_nvidia-smi_q_535.154.05_multi_gpu.txt": [
+        Variation(noise_between=20, layers=(Layer("tag", "pipe", 2),), crlf=True)
+    ],
+    # ... and inside an ncu kernel's block: a column-0 line ended the report, a two-space one
+    # ("  Local device: hfi1_0") became a kernel that took the next sections
+    "samples/ncu/yktian_ncu_text_details_torch_gcn.txt": [
+        Variation(noise_between=2),
+        Variation(noise_between=20, layers=(Layer("stamp", "iso"),), trailing_spaces=True),
+    ],
     # found while bare "# " prompts were added: "# ./biolatency" (a root prompt running a
     # path) was not yet one, so the transcript's first run was cut off behind other lines
     "samples/ebpf/bcc_biolatency_example.txt": [Variation(noise_before=400)],

@@ -51,8 +51,11 @@ _PORT_BLOCK_KEY = re.compile(
     r"^\s*(?:State|Physical state|Rate|Base lid|SM lid|Port GUID|Link layer|Capability mask):"
 )
 _KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z][\w .\[\]/-]*?)\s*:\s*(?P<value>.*?)\s*$")
+# The tools' own complaints start the line; "Failed to" in the middle of another program's
+# line (libfabric's "<warn> Failed to open EFA device") is not this tool's error.
 _ERROR = re.compile(
-    r"^\s*(?:ibpanic|ibwarn|ibv_devinfo|ibstat|ibstatus):|No IB devices found|Failed to", re.I
+    r"^\s*(?:(?:ibpanic|ibwarn|ibv_devinfo|ibstat|ibstatus):|No IB devices found|Failed to)",
+    re.I,
 )
 
 # Key (lower case, spaces as "_") -> field, per level.
@@ -146,6 +149,12 @@ class _State:
         self.ports: dict[tuple[str, int], dict[str, str]] = {}
         self.device: str | None = None
         self.port: int | None = None
+        # indentation of the open device's heading and of its first key: keys sit deeper than
+        # their heading, so a "name: value" line back at the heading's column, in a block
+        # whose keys are indented, is another program's line ("RuntimeError: ...") landed
+        # inside the output, passed over without closing the block
+        self.heading_indent = 0
+        self.key_indent: int | None = None
         self.errors: list[str] = []
         self.dropped = 0
         # fields without a typed field, per (device, port or None for the adapter)
@@ -169,8 +178,17 @@ class _State:
             self.device = self.port = None
             return
         kv = _KEY_VALUE.match(line)
-        if kv and self.device is not None:
+        if kv and self.device is not None and self._in_block(line):
             self._key_value(kv["key"], kv["value"])
+
+    def _in_block(self, line: str) -> bool:
+        indent = _indent(line)
+        if self.key_indent is None:
+            self.key_indent = indent
+        return not (indent <= self.heading_indent < self.key_indent)
+
+    def _heading(self, line: str) -> None:
+        self.heading_indent, self.key_indent = _indent(line), None
 
     def _netdev_line(self, m: re.Match[str]) -> None:
         self._tool("ibdev2netdev")
@@ -191,6 +209,7 @@ class _State:
         if ca:
             self._tool("ibstat")
             self.device, self.port = ca["dev"], None
+            self._heading(line)
             self.hcas.setdefault(self.device, {})
             return True
         port = _IBSTAT_PORT.match(line)
@@ -199,6 +218,7 @@ class _State:
             # is not named ("")
             self._tool("ibstat")
             self.device = ""
+            self._heading(line)
         if port and self.device is not None:
             self._open_port(int(port["port"]))
             return True
@@ -210,6 +230,7 @@ class _State:
             return False
         self._tool("ibstatus")
         self.device = m["dev"]
+        self._heading(line)
         self._open_port(int(m["port"]))
         return True
 
@@ -218,6 +239,7 @@ class _State:
         if hca:
             self._tool("ibv_devinfo")
             self.device, self.port = hca["dev"], None
+            self._heading(line)
             self.hcas.setdefault(self.device, {})
             return True
         port = _DEVINFO_PORT.match(line)
@@ -315,6 +337,12 @@ class _State:
             max_mtu=_int(attrs.get("max_mtu")),
             details=self.details.get((device, port), {}),
         )
+
+
+def _indent(line: str) -> int:
+    """Leading whitespace, a tab as one column (the tools indent with tabs or spaces, never
+    both in one block)."""
+    return len(line) - len(line.lstrip(" \t"))
 
 
 def _int(text: str | None) -> int | None:

@@ -47,6 +47,15 @@ _GPU_HEADER = re.compile(
 )
 _KEY_VALUE = re.compile(r"^(?P<indent> *)(?P<key>[^:]*?\S)\s+:\s?(?P<value>.*?)\s*$")
 _SECTION = re.compile(r"^(?P<indent> *)(?P<key>[^:]*?\S)\s*$")
+# The shape of a -q key: words, digits and a little punctuation ("Tx Throughput", "SRAM
+# Uncorrectable", "Max Customer Boost Clocks", "vGPU Software Licensed Product"); a section
+# title is words, maybe one parenthesised note. Another program's line landing inside the
+# output ("+ export X=1", "    main()", a Python traceback) has neither shape, and is passed
+# over instead of ending the GPU's block or becoming a section its next keys would nest in.
+_Q_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ()./+_,#%&'-]*")
+_Q_SECTION = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ./_+-]*(?: \([^()]+\))?")
+# What ends -q output: the default table's border or rows, a topology matrix header.
+_TABLE_START = re.compile(r"^(?:\+[-=+]{3,}|\|)")
 
 # field -> candidate paths in -q text (section names) and -q -x XML (tags), first found wins.
 _FIELDS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -356,7 +365,7 @@ class _QText:
             self.bus_ids.append(gpu["bus"])
             self.stack = []
             return True
-        if line[:1] in "+|" or ("GPU0" in line and "GPU1" in line):
+        if _TABLE_START.match(line) or ("GPU0" in line and "GPU1" in line):
             self.active = False  # another view follows (table, topo matrix)
             return False
         kv = _KEY_VALUE.match(line)
@@ -365,6 +374,8 @@ class _QText:
         if m is None:
             return True
         indent = len(m["indent"])
+        if not _q_shaped(m["key"], indent, kv is not None, in_gpu=bool(self.gpus)):
+            return True  # another program's line inside the output: passed over
         key = _norm(m["key"])
         while self.stack and self.stack[-1][0] >= indent:
             self.stack.pop()
@@ -387,6 +398,14 @@ class _QText:
         if self.dropped:
             out.append(f"{self.dropped} GPU block(s) beyond {MAX_GPUS} were not kept")
         return out
+
+
+def _q_shaped(key: str, indent: int, has_value: bool, *, in_gpu: bool) -> bool:
+    """Whether a line has the shape of a -q line: indented by 4s, a key of -q's words;
+    inside a GPU's block only the GPU header (handled before) sits at column 0."""
+    if indent % 4 or (in_gpu and indent == 0):
+        return False
+    return bool((_Q_KEY if has_value else _Q_SECTION).fullmatch(key))
 
 
 # --- -q -x XML --------------------------------------------------------------------------------

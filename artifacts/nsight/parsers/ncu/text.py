@@ -52,6 +52,9 @@ _RULE = re.compile(r"^\s{4}(?P<type>OPT|WRN|INF|ERR)\s+(?P<text>.*?)\s*$")
 _SPEEDUP = re.compile(
     r"Est\. (?P<scope>Local |Global )?Speedup: (?P<value>[\d.,]+)%", re.IGNORECASE
 )
+# A kernel's name alone: C++ names hold "::" but never a lone colon or a quote, which
+# other programs' indented lines do ('  File "x.py", line 3', "  Local device: hfi1_0").
+_BARE_NAME = re.compile(r'^[^":]*(?:::[^":]*)*$')
 _NVTX_HEADER = re.compile(r"^\s{4}NVTX (?:Start/End|Push/Pop) Ranges:\s*$")
 
 
@@ -100,6 +103,11 @@ class _State:
         self.in_nvtx = False
         self.rule: list[str] | None = None  # [type, text...]
         self.dropped = False
+        # a two-space line that is only a name: a kernel once a section or NVTX list follows
+        # it, else another program's line ("  main") landed in the report. Never, once a
+        # kernel line had the launch shape: one ncu version prints one shape for all.
+        self.pending: str | None = None
+        self.shaped = False
 
     def feed(self, line: str) -> None:
         if line.startswith("==") or not line.strip():
@@ -109,24 +117,39 @@ class _State:
         if m := _PROCESS.match(line):
             self.close_rule()
             self.process = {"process_id": m["pid"], "process_name": m["name"], "host": m["host"]}
-            self.current = None
+            self.current = self.pending = None
             return
         if self.process is None:
             return  # program output before the first profiled process
         if not line.startswith(" "):
+            # another program's line (or output after the report): the report prints nothing
+            # at column 0 but its process lines, so it is passed over and the kernel it fell
+            # into keeps the sections that follow
             self.close_rule()
-            self.process = None  # program output after the report: stop reading kernels
-            self.current = None
             return
         if (m := _KERNEL.match(line)) and not self.in_table:
-            self._kernel(m["line"])
+            text = m["line"]
+            if _LAUNCH.match(text) or _TIMED.match(text):
+                self.shaped = True
+                self._kernel(text)
+            elif not self.shaped and _BARE_NAME.match(text) and not self._awaiting_sections():
+                self.pending = text
             return
+        if self.pending is not None and (_SECTION.match(line) or _NVTX_HEADER.match(line)):
+            self._kernel(self.pending)
         if self.current is None:
             return
         self._inside_kernel(line)
 
+    def _awaiting_sections(self) -> bool:
+        """A kernel named by its launch shape that has nothing yet: a bare two-space line
+        now is another program's, not the next kernel."""
+        current = self.current
+        return current is not None and not (current.nvtx or current.metrics or current.rules)
+
     def _kernel(self, text: str) -> None:
         self.close_rule()
+        self.pending = None
         if len(self.builders) >= MAX_KERNELS:
             self.dropped = True
             self.current = None

@@ -210,6 +210,39 @@ def test_any_cut_of_ibstat_keeps_the_ports_whose_block_it_holds(data: st.DataObj
     assert all(e in got for e in expected), (expected, got)
 
 
+# Another program's lines landed inside a CA block (issue 22: generated variation): flush
+# left while the block's keys are indented, they are passed over, not read as port details,
+# and the keys after them still belong to the port.
+FOREIGN_INSIDE = (
+    "CA 'mlx5_0'\n"
+    "\tCA type: MT4129\n"
+    "\tPort 1:\n"
+    "\t\tState: Active\n"
+    "\t\tRate: 400\n"
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    "libfabric:48213:1717236012::efa:core:efa_device_init():114<warn> Failed to open EFA device\n"
+    "wandb: Tracking run with wandb version 0.16.6\n"
+    "\t\tPort GUID: 0xa288c2fffee3142a\n"
+    "\t\tLink layer: Ethernet\n"
+)
+
+
+def test_foreign_lines_inside_a_ca_block_are_passed_over() -> None:
+    result = ib_status.parse(io.BytesIO(FOREIGN_INSIDE.encode()))
+    (port,) = result.ports
+    assert (port.device, port.state, port.rate_gbps) == ("mlx5_0", "ACTIVE", 400)
+    assert port.link_layer == "Ethernet" and port.port_guid is not None
+    assert port.details == {} and result.errors == ()
+    assert result.hcas[0].hca_type == "MT4129" and result.hcas[0].details == {}
+
+
+def test_a_block_printed_flush_left_still_reads_its_keys() -> None:
+    # a paste that lost its indentation: heading and keys at one column, nothing to tell
+    text = FOREIGN_INSIDE.replace("\t", "").replace("RuntimeError", "x").encode()
+    (port,) = ib_status.parse(io.BytesIO(text)).ports
+    assert port.link_layer == "Ethernet" and port.rate_gbps == 400
+
+
 def test_ibdev2netdev_names_each_ports_netdev_and_link_state() -> None:
     text = (
         "root@gpu-3:~# ibdev2netdev\n"

@@ -198,6 +198,34 @@ def test_every_other_q_field_is_kept_as_printed() -> None:
     assert xml["gpu_power_readings.max_power_limit"] == "500.00 W"
 
 
+# Another program's lines landed inside -q output (issue 22: generated variation): a shell
+# trace ("+ export"), a traceback's indented lines, a "name: value" log line. None has the
+# shape of a -q line, so each GPU's block keeps every fact around them.
+FOREIGN = [
+    "+ export CUDA_DEVICE_MAX_CONNECTIONS=1",
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 798',
+    "    main()",
+    "Done",
+    "wandb: Tracking run with wandb version 0.16.6",
+    "RuntimeError: CUDA error: an illegal memory access was encountered",
+    "",
+]
+
+
+@pytest.mark.parametrize("after", ["Driver Version", "    Product Name", "        Current"])
+def test_foreign_lines_inside_q_output_are_passed_over(after: str) -> None:
+    original = sample(Q_MULTI).read_text()
+    lines = original.split("\n")
+    # inside the third GPU's block (or the header, for "Driver Version")
+    start = lines.index("GPU 00000000:41:00.0") if after.startswith(" ") else 0
+    at = next(i for i in range(start, len(lines)) if lines[i].startswith(after)) + 1
+    noisy = "\n".join(lines[:at] + FOREIGN + lines[at:])
+    got = nvidia_smi.parse(io.BytesIO(noisy.encode()))
+    want = parse_file(Q_MULTI)
+    assert got.gpus == want.gpus and got.driver_version == want.driver_version
+    assert got.samples == want.samples
+
+
 def test_xml_a100_ecc_totals_and_partial_fixture() -> None:
     result = parse_file(XML_A100)
     assert (result.formats, result.driver_version, result.cuda_version) == (

@@ -132,6 +132,31 @@ def test_recent_text_page_with_launch_configuration_and_rules():
     assert "warp scheduling overheads" in occupancy.description
 
 
+# Another program's lines landed at the blank lines of the report (issue 22: generated
+# variation): column-0 lines used to end the report, indented ones became kernels.
+FOREIGN = (
+    "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 798\n'
+    "    main()\n"
+    "  Local device: hfi1_0\n"
+    "wandb: Tracking run with wandb version 0.16.6\n"
+)
+
+
+@pytest.mark.parametrize("bare", [False, True], ids=["launch shape", "bare name"])
+def test_foreign_lines_at_the_blank_lines_of_a_kernel_are_passed_over(bare):
+    page = RECENT
+    if bare:  # ncu versions that print the kernel's name alone
+        page = page.replace(" (132, 1, 1)x(384, 1, 1), Context 1, Stream 7, Device 0, CC 9.0", "")
+    lines = page.replace("\n\n", "\n\n" + FOREIGN).split("\n")
+    at = next(i for i, line in enumerate(lines) if "sm90_gemm_bf16" in line) + 1
+    page = "\n".join([*lines[:at], "", *FOREIGN.splitlines(), "", *lines[at:]])
+    want = ncu_text.parse(io.BytesIO(RECENT.encode())).kernels[0]
+    [kernel] = ncu_text.parse(io.BytesIO(page.encode())).kernels
+    assert kernel.metrics == want.metrics and kernel.rules == want.rules
+    assert kernel.name == "sm90_gemm_bf16"
+
+
 def test_text_without_kernels_is_refused():
     with pytest.raises(ParseError, match="no Nsight Compute kernel"):
         ncu_text.parse(io.BytesIO(b"==PROF== Connected to process 1\n==PROF== Disconnected\n"))
