@@ -229,6 +229,8 @@ CELERY_TASK_ALWAYS_EAGER = env_bool("PERFHUB_TASKS_EAGER", False)
 PERFHUB_PARSE_STALL_SECONDS = max(30, env_int("PERFHUB_PARSE_STALL_SECONDS", 180))
 CELERY_BEAT_SCHEDULE = {
     "requeue-stalled-parses": {"task": "artifacts.requeue_stalled", "schedule": 60.0},
+    # monthly measurement partitions made months ahead (PostgreSQL; artifacts/runs/partitions.py)
+    "measurement-partitions": {"task": "artifacts.runs.ensure_partitions", "schedule": 86400.0},
 }
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
