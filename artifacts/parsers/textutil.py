@@ -147,6 +147,15 @@ def find_timestamp(text: str) -> tuple[str, int, int] | None:
     return best
 
 
+@functools.lru_cache(maxsize=4096)
+def stamp_iso(text: str) -> str | None:
+    """The ISO time of a stamp's own text (``find_timestamp``'s first), remembered: the lines
+    of a log share their stamps (every line printed in one second), and converting each
+    one again was half of a kernel log's parse (issue 27)."""
+    found = find_timestamp(text)
+    return found[0] if found else None
+
+
 def _iso_from_parts(match: re.Match[str]) -> str | None:
     frac = (match.group("frac") or "")[:6]
     try:

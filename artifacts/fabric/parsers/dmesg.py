@@ -215,7 +215,7 @@ class _State:
         if self._facts(body):
             self.previous = (stamp, body, None, line_no)
             return
-        if m := _GPU_AT.search(body):
+        if "GPU at" in body and (m := _GPU_AT.search(body)):
             self.gpus.setdefault(_pci(m["pci"]), m["uuid"])
             self.last_gpu = _pci(m["pci"])
             self.previous = (stamp, body, None, line_no)
@@ -264,10 +264,12 @@ class _State:
     def _joined(self, stamp: Stamp, body: str) -> bool:
         """An NVRM line right after an NVRM event, at the same time, belongs to it (the GSP
         RPC history under an Xid 119, the second line of an API mismatch)."""
-        if self.previous is None or "NVRM:" not in body or _XID.search(body):
+        if self.previous is None or "NVRM:" not in body:
             return False
         before, _, made, _ = self.previous
         if made is None or not _same_moment(before, stamp) or "NVRM:" not in made["text"]:
+            return False
+        if "Xid" in body and _XID.search(body):
             return False
         own = _event(body)
         if own is not None and own[0] != "nvrm":
@@ -406,7 +408,8 @@ def _host_event(body: str) -> tuple[str, dict[str, Any]] | None:
 
 
 def _nvrm_event(body: str) -> tuple[str, dict[str, Any]] | None:
-    if m := _XID.search(body):
+    # each pattern only where its literal words are (most NVRM lines are neither)
+    if "Xid" in body and (m := _XID.search(body)):
         details: dict[str, Any] = {"xid": int(m["code"]), "device": _pci(m["pci"])}
         rest = m["rest"]
         if p := _PID.match(rest):
@@ -416,7 +419,7 @@ def _nvrm_event(body: str) -> tuple[str, dict[str, Any]] | None:
             rest = p["msg"]
         details["message"] = rest.strip()[:500]
         return "xid", details
-    if m := _OFF_BUS.search(body):
+    if "fallen off the bus" in body and (m := _OFF_BUS.search(body)):
         return "gpu_off_bus", {"device": _pci(m["pci"]) if m["pci"] else None}
     if m := _NVRM.search(body):
         return "nvrm", _nvrm_details(m["msg"])

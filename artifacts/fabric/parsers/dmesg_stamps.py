@@ -18,10 +18,10 @@ printed one); ``-H`` dates neither.
 
 from __future__ import annotations
 
-import dataclasses
 import re
+from typing import NamedTuple
 
-from artifacts.parsers.textutil import find_timestamp, utc_iso_from_epoch
+from artifacts.parsers.textutil import stamp_iso, utc_iso_from_epoch
 
 # dmesg -x "facility:level :" and dmesg -r "<level>" before the stamp
 _LEVEL = r"(?:<\d{1,3}>|[a-z]+\s*:\s*[a-z]+\s*:\s*)?"
@@ -43,8 +43,9 @@ _SYSLOG = re.compile(
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class Stamp:
+class Stamp(NamedTuple):
+    """A tuple rather than a frozen dataclass: one is made for every line (issue 27)."""
+
     time: str | None  # ISO 8601 when the stamp held a full date
     host: str | None
     uptime_s: float | None  # seconds since boot
@@ -61,21 +62,18 @@ def split_stamp(raw: str) -> Stamp | None:
         m = _ISO.match(raw)
         if m is None:
             return None
-        stamp = find_timestamp(m["t"].replace(",", "."))
-        return Stamp(stamp[0] if stamp else None, None, None, None, "iso", raw[m.end() :])
+        return Stamp(stamp_iso(m["t"].replace(",", ".")), None, None, None, "iso", raw[m.end() :])
     if m := _UPTIME.match(raw):
         delta = float(m["d"]) if m["d"] else None
         return Stamp(None, None, float(m["s"]), delta, "uptime", raw[m.end() :])
     if m := _RELATIVE.match(raw):
         return Stamp(None, None, None, float(m["d"]), "relative", raw[m.end() :])
     if m := _BRACKET_TIME.match(raw):
-        stamp = find_timestamp(m["t"])
-        return Stamp(stamp[0] if stamp else None, None, None, None, "date", raw[m.end() :])
+        return Stamp(stamp_iso(m["t"]), None, None, None, "date", raw[m.end() :])
     if m := _HUMAN.match(raw):  # -H: "[Dec 3 10:11]", no year: no time
         return Stamp(None, None, None, None, "human_date", raw[m.end() :])
     if m := _ISO.match(raw):
-        stamp = find_timestamp(m["t"].replace(",", "."))
-        return Stamp(stamp[0] if stamp else None, None, None, None, "iso", raw[m.end() :])
+        return Stamp(stamp_iso(m["t"].replace(",", ".")), None, None, None, "iso", raw[m.end() :])
     return None
 
 
@@ -83,8 +81,7 @@ def _syslog(raw: str, m: re.Match[str]) -> Stamp:
     uptime = float(m["s"]) if m["s"] else None
     time = None
     if m["iso"]:
-        stamp = find_timestamp(m["iso"].replace(",", "."))
-        time, shape = (stamp[0] if stamp else None), "journal_iso"
+        time, shape = stamp_iso(m["iso"].replace(",", ".")), "journal_iso"
     elif m["mono"]:
         uptime, shape = float(m["mono"]), "journal_monotonic"
     elif m["unix"]:

@@ -293,7 +293,7 @@ class _State:
                 start = stamp[2]
         launcher_rank = launcher_rank_of(line) if first.start() else None
         # Slice rather than offset: the look-behind must not see the timestamp's last digit.
-        segments = self._segments(line[start:] if start else line, 0)
+        segments = self._segments(line[start:], 0) if start else self._segments(line, 0, first)
         if not segments:
             self._foreign_line(line, line_no, time)
             return
@@ -315,8 +315,16 @@ class _State:
         self.garbled += 1
         return True
 
-    def _segments(self, line: str, start: int) -> list[_Segment]:
-        matches = list(_HEADER.finditer(line, start))
+    def _segments(
+        self, line: str, start: int, first: re.Match[str] | None = None
+    ) -> list[_Segment]:
+        # ``first``: the line's first header, already found. Another header holds "NCCL "
+        # after it; most lines have none, and scanning their message with the header's
+        # pattern is most of the parse (issue 27).
+        if first is not None and line.find("NCCL ", first.end()) < 0:
+            matches = [first]
+        else:
+            matches = list(_HEADER.finditer(line, start))
         out: list[_Segment] = []
         bounds: list[tuple[int, str]] = []
         # A cut-off header before the first full one means another write was cut into.
