@@ -44,8 +44,9 @@ def open_stored(artifact: Artifact) -> Iterator[IO[bytes]]:
 
 def artifact_read_generically(artifact: Artifact) -> Artifact:
     """Read the stored file generically and save the reading on the artifact. A file that
-    cannot be read at all (storage gone, a gzip bomb) keeps what it had, with a log line:
-    the parse's own outcome (stored, failed) is what the page reports first."""
+    cannot be read at all (storage gone, a gzip bomb) gets a reading that says why
+    (``{"unreadable": reason}``), so the page and ``ingest --wait`` stop waiting for one: the
+    parse's own outcome (stored, failed) is what the page reports first."""
     detection = artifact.detection or {}
     stored_view = detection.get("view")
     encoding = View.from_json(stored_view).encoding if isinstance(stored_view, dict) else "utf-8"
@@ -61,7 +62,7 @@ def artifact_read_generically(artifact: Artifact) -> Artifact:
         )
     except (OSError, ParseError, ValueError) as exc:
         log.warning("artifact %s: no generic reading: %s", artifact.pk, exc)
-        return artifact
+        reading = {"unreadable": str(exc)[:500]}
     artifact.generic = reading
     artifact.save(update_fields=["generic"])
     return artifact

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from rest_framework.test import APIClient
 
 from artifacts.models import Artifact
@@ -191,3 +191,38 @@ def test_the_parse_command_prints_the_generic_reading_on_request(tmp_path: Any) 
     # the same reading an upload of the file gets
     stored = read(CONFIG).generic
     assert {k: v for k, v in body.items() if k != "kind"} == stored
+
+
+def test_a_stored_file_that_cannot_be_read_says_so_and_the_page_stops_waiting(
+    editor_client: Any,
+) -> None:
+    artifact = ingest(CONFIG, "rack-notes.txt")
+    artifact.file.delete(save=False)  # the storage lost it
+    artifact = artifact_parse(artifact_id=artifact.pk)
+    assert artifact.generic["unreadable"]
+    page = editor_client.get(artifact.get_absolute_url()).content.decode()
+    assert 'data-awaiting="generic"' not in page
+    assert "could not be read" in page
+
+
+@pytest.mark.django_db(transaction=True)  # the queued reading runs when the upload commits
+def test_ingest_wait_waits_for_the_generic_reading_of_a_file_no_parser_took(
+    tmp_path: Any, eager_tasks: None
+) -> None:
+    path = tmp_path / "rack-notes.txt"
+    path.write_bytes(CONFIG)
+    out = io.StringIO()
+    call_command("ingest", str(path), "--wait", "--timeout", "5", stdout=out)
+    artifact = Artifact.objects.get()
+    assert artifact.generic["pairs"] and f"#{artifact.pk} rack-notes.txt: stored" in out.getvalue()
+
+
+def test_ingest_wait_without_a_worker_does_not_call_a_queued_reading_done(tmp_path: Any) -> None:
+    path = tmp_path / "rack-notes.txt"
+    path.write_bytes(CONFIG)
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(CommandError, match="not parsed"):
+        call_command("ingest", str(path), "--wait", "--timeout", "1", stdout=out, stderr=err)
+    assert "timed out waiting for 1 parse(s)" in err.getvalue()
+    artifact = Artifact.objects.get()
+    assert f"#{artifact.pk} rack-notes.txt" not in out.getvalue()  # what --wait prints when done

@@ -98,6 +98,8 @@ class Command(BaseCommand):
         failed = 0
         while pending and time.monotonic() < deadline:
             for a in Artifact.objects.filter(pk__in=pending, status__in=SETTLED):
+                if a.status == Artifact.Status.STORED and not a.generic:
+                    continue  # kept as evidence: its generic reading is still to come
                 pending.discard(a.pk)
                 if a.status == Artifact.Status.FAILED:
                     failed += 1
