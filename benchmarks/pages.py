@@ -40,6 +40,9 @@ def main() -> int:
     )
     parser.add_argument("--seed", action="store_true", help="load the history when missing")
     parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument(
+        "--explain", type=int, default=0, help="EXPLAIN (ANALYZE, BUFFERS) the N slowest pages"
+    )
     args = parser.parse_args()
 
     import django
@@ -143,11 +146,14 @@ def fleet_pages(args: argparse.Namespace) -> int:
 
     # The planner's row estimate is enough to know whether the history is there (an exact
     # count of ten million rows takes seconds).
+    # (A partitioned table's rows are its partitions': their estimates are summed.)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                "SELECT reltuples::bigint FROM pg_class WHERE relname = %s",
-                [Measurement._meta.db_table],
+                "SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint FROM pg_class c "
+                "WHERE c.oid = to_regclass(%s) OR c.oid IN "
+                "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(%s))",
+                [Measurement._meta.db_table] * 2,
             )
             rows = int(cursor.fetchone()[0])
         else:
@@ -204,7 +210,73 @@ def fleet_pages(args: argparse.Namespace) -> int:
         f"{Alert.objects.count()} alerts in {AlertSummary.objects.count()} summaries; "
         f"{args.repeat} requests per page after a warm-up\n"
     )
-    return measure(client, pages, args.repeat)
+    print(table_sizes() + "\n")
+    done = measure(client, pages, args.repeat)
+    if args.explain:
+        explain_heaviest(client, pages, args.explain)
+    return done
+
+
+def table_sizes() -> str:
+    """The measurements table on disk: partitions, heap and index bytes, bytes per row."""
+    from django.db import connection
+
+    from artifacts.runs.partitions import TABLE, partitions
+
+    if connection.vendor != "postgresql":
+        return "measurements: SQLite, one plain table"
+    parts = partitions() or [TABLE]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT sum(pg_table_size(c.oid)), sum(pg_indexes_size(c.oid)), "
+            "sum(greatest(c.reltuples, 0))::bigint FROM pg_class c WHERE c.relname = ANY(%s)",
+            [parts],
+        )
+        heap, indexes, rows = cursor.fetchone()
+        cursor.execute(
+            "SELECT i.relname, sum(pg_relation_size(i.oid)) FROM pg_index x "
+            "JOIN pg_class t ON t.oid = x.indrelid JOIN pg_class i ON i.oid = x.indexrelid "
+            "WHERE t.relname = ANY(%s) GROUP BY 1",
+            [parts],
+        )
+        per_index = cursor.fetchall()
+    rows = max(1, int(rows or 0))
+    mb = 1024 * 1024
+    lines = [
+        f"measurements: {len(parts)} partition(s), ~{rows:,} rows, table {heap / mb:,.0f} MB "
+        f"({heap / rows:.0f} B/row), indexes {indexes / mb:,.0f} MB ({indexes / rows:.0f} B/row)"
+    ]
+    # the partitions' indexes, summed under the name of the parent's index they belong to
+    by_kind: dict[str, int] = {}
+    for name, size in per_index:
+        kind = "pkey" if name.endswith("pkey") else "brin" if "brin" in name else "run, size"
+        by_kind[kind] = by_kind.get(kind, 0) + int(size)
+    lines += [f"  index {k}: {v / mb:,.0f} MB ({v / rows:.1f} B/row)" for k, v in by_kind.items()]
+    return "\n".join(lines)
+
+
+def explain_heaviest(client: object, pages: list[tuple[str, str]], count: int) -> None:
+    """EXPLAIN (ANALYZE, BUFFERS) of the slowest query of each of the ``count`` slowest
+    pages (one request each, its queries timed by Django)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    timed = []
+    for name, url in pages:
+        with CaptureQueriesContext(connection) as queries:
+            clock = time.perf_counter()
+            client.get(url)
+            elapsed = time.perf_counter() - clock
+        slowest = max(queries.captured_queries, key=lambda q: float(q["time"]), default=None)
+        timed.append((elapsed, name, slowest))
+    for elapsed, name, query in sorted(timed, key=lambda t: t[0], reverse=True)[:count]:
+        if not query or connection.vendor != "postgresql":
+            continue
+        print(f"\n### {name}: {elapsed * 1000:.1f} ms; its slowest query {query['time']} s\n")
+        print(query["sql"][:600] + "\n")
+        with connection.cursor() as cursor:
+            cursor.execute("EXPLAIN (ANALYZE, BUFFERS) " + query["sql"])
+            print("\n".join(row[0] for row in cursor.fetchall()))
 
 
 if __name__ == "__main__":
