@@ -58,7 +58,14 @@ def load_sysinfo_snapshot(artifact: Artifact, result: Any) -> None:
     facts.save()
 
 
+def load_trace_archive(artifact: Artifact, result: Any) -> None:
+    # the archive states no fact of its own: each trace is its own artifact (unpacked after
+    # the parse), where its rank, job and devices are read
+    clear_fabric_rows(artifact)
+
+
 BUNDLE_LOADERS: dict[str, Callable[[Artifact, Any], None]] = {
     "nvidia_bug_report": load_nvidia_bug_report,
     "sysinfo_snapshot": load_sysinfo_snapshot,
+    "trace_archive": load_trace_archive,
 }

@@ -1,4 +1,5 @@
-"""Support bundles (nvidia-bug-report logs, sysinfo-snapshot archives): facts and unpacking.
+"""Support bundles (nvidia-bug-report logs, sysinfo-snapshot archives, archives of profiler
+traces): facts and unpacking.
 
 A bundle is parsed twice over, on purpose. Its own parser (artifacts/bundles/parsers/) lists
 the parts and reads the facts only the bundle carries (script version, kernel and driver
@@ -19,7 +20,7 @@ from typing import Any, BinaryIO
 
 from django.conf import settings
 
-from artifacts.bundles.parsers import nvidia_bug_report, sysinfo_snapshot
+from artifacts.bundles.parsers import nvidia_bug_report, sysinfo_snapshot, trace_archive
 from artifacts.bundles.parsers.common import MAX_PART_BYTES, BundlePart, Limits
 from artifacts.models import Artifact, BundleMember
 from artifacts.parsers import ParseError
@@ -34,6 +35,7 @@ PartIterator = Callable[
 BUNDLE_PARTS: dict[str, PartIterator] = {
     "nvidia_bug_report": nvidia_bug_report.iter_parts,
     "sysinfo_snapshot": sysinfo_snapshot.iter_parts,
+    "trace_archive": trace_archive.iter_parts,
 }
 BUNDLE_KINDS = frozenset(BUNDLE_PARTS)
 

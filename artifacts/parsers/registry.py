@@ -36,6 +36,10 @@ PARSERS: dict[str, Kind] = {
         "artifacts.bundles.parsers.sysinfo_snapshot",
         "NVIDIA sysinfo-snapshot archive (support bundle)",
     ),
+    "trace_archive": Kind(
+        "artifacts.bundles.parsers.trace_archive",
+        "Archive of PyTorch Profiler traces (one per rank, unpacked)",
+    ),
     "nccl_tests": Kind("artifacts.runs.parsers.nccl_tests", "nccl-tests output"),
     "torch_trace": Kind("artifacts.traces.parsers.torch_trace", "PyTorch Profiler trace"),
     # Nsight: binary signatures first (SQLite, .nsys-rep), then text reports with their own

@@ -111,7 +111,7 @@ def choose_kind_detected(name: str, head: bytes, *, hints: tuple[str, ...] = ())
     words = GENERIC_KINDS.get(kind)
     if words is not None and not any(w in name.lower() for w in words):
         return OTHER, detected
-    if kind in ("nvidia_bug_report", "sysinfo_snapshot"):
+    if kind in ("nvidia_bug_report", "sysinfo_snapshot", "trace_archive"):
         return OTHER, detected  # a bundle inside a bundle is kept, not unpacked again
     return kind, detected
 

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from artifacts.bundles.parsers import sysinfo_snapshot
+from artifacts.bundles.parsers.archive import ArchiveWalker
 from artifacts.bundles.parsers.common import Limits, safe_archive_path
 from artifacts.parsers import detect_kind
 from artifacts.parsers.base import ParseError
@@ -74,11 +75,11 @@ def test_limits_stop_a_bomb_early() -> None:
     raw = bf.tar_bytes(members)
     listed = list(sysinfo_snapshot.iter_parts(io.BytesIO(raw), Limits(max_parts=10)))
     assert len(listed) == 10
-    walker_result = sysinfo_snapshot._Walker(Limits(max_total_bytes=1000), keep=False)
-    for _ in walker_result.walk(io.BytesIO(raw)):
+    walker = ArchiveWalker(Limits(max_total_bytes=1000), keep=False)
+    for _ in walker.walk(io.BytesIO(raw)):
         pass
-    assert walker_result.result().members == 10
-    assert "byte limit" in walker_result.result().warnings[0]
+    assert walker.members == 10
+    assert "byte limit" in walker.warnings[0]
     big = parts_of(raw, Limits(max_part_bytes=50))
     assert all(not p.stored and "larger than 50" in p.note for p, _ in big.values())
 

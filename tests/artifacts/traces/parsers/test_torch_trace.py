@@ -34,8 +34,8 @@ from tests.samples import (
 
 EXPECTED_DIR = TESTS_DIR / "expected" / "torch_trace"
 # Both sample folders, read alike (the 8 ranks of a DLRM job sit in a sub-folder of
-# ../shared/more-samples). Left out: the same 8 ranks as one tar.gz, a bundle of traces that
-# no single-trace parser reads (its members are the files beside it).
+# ../shared/more-samples). Left out: the same 8 ranks as one tar.gz, a trace_archive bundle
+# (tests/artifacts/bundles/parsers/test_trace_archive.py; its members are the files beside it).
 ARCHIVES = {"param_dlrm_kineto_8rank.tar.gz"}
 TORCH = [p for p in all_samples("torch_profiler", "**/*") if p.name not in ARCHIVES]
 TOLERANCE = 0.005  # of the GPU span
