@@ -12,6 +12,7 @@ NICs concatenated); ``captured_at`` is ISO 8601 or null when the file carries no
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 MAX_SAMPLES = 1_000_000  # one file may not add more rows than this (memory bound)
@@ -93,6 +94,10 @@ class SampleBuffer:
         self.dropped = 0
         self._limit = limit
 
+    def full(self) -> bool:
+        """True when the next row would be dropped: callers count it without building it."""
+        return len(self.rows) >= self._limit
+
     def add(self, sample: CounterSample) -> None:
         if len(self.rows) < self._limit:
             self.rows.append(sample)
@@ -105,6 +110,7 @@ class SampleBuffer:
         return [f"{self.dropped} counter value(s) beyond {self._limit} were not kept"]
 
 
+@functools.lru_cache(maxsize=4096)  # a file repeats the same few hundred names
 def counter_unit(name: str) -> str:
     """Best unit for a counter from its name (mlx5 / IB naming conventions)."""
     lowered = name.lower()

@@ -28,6 +28,9 @@ from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "ethtool_stats"
 VERSION = 2
+# Counter rows one file keeps (a polling collector's file can hold millions); every
+# snapshot is still counted and the warning says how many rows were dropped (issue 27).
+MAX_ROWS = 250_000
 
 # a note the person added after the value ("1234   # PFC from the switch", "<- here") is not
 # part of the counter
@@ -158,7 +161,7 @@ def parse(stream: BinaryIO) -> EthtoolStatsResult:
 
 class _State:
     def __init__(self) -> None:
-        self.buffer = SampleBuffer()
+        self.buffer = SampleBuffer(MAX_ROWS)
         self.snapshots: list[dict[str, Any]] = []
         self.current: dict[str, Any] | None = None
         self.seen: set[str] = set()
@@ -256,6 +259,9 @@ class _State:
         assert self.current is not None
         self.seen.add(name)
         self.current["counters"] += 1
+        if self.buffer.full():
+            self.buffer.dropped += 1
+            return
         self.buffer.add(
             CounterSample(
                 host=self.current["host"],

@@ -53,6 +53,9 @@ from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
 
 KIND = "rdma_counters"
 VERSION = 1
+# Counter rows one file keeps (sysfs dumps polled for hours hold millions); every snapshot
+# is still counted and the warning says how many rows were dropped (issue 27).
+MAX_ROWS = 250_000
 
 # A sysfs file and its value, however the shell printed the pair: ``grep -r .`` (path:value),
 # ``for f in ...; do echo $f $(cat $f); done`` (path value), ``path=value``; ``head``
@@ -190,7 +193,7 @@ def parse(stream: BinaryIO, *, name: str | None = None) -> RdmaCountersResult:
 
 class _State:
     def __init__(self, name: str | None) -> None:
-        self.buffer = SampleBuffer()
+        self.buffer = SampleBuffer(MAX_ROWS)
         hint = _NAME_HINT.search(name or "")
         # the device and port of bare "name: value" lines: from the file name, then from a
         # show_counters command and a "Port N hw counters:" title in the file
@@ -484,6 +487,9 @@ class _State:
         snapshot = self.snapshots[-1]
         snapshot["counters"] += 1
         snapshot["devices"].add(device)
+        if self.buffer.full():
+            self.buffer.dropped += 1
+            return
         unit = counter_unit(name)
         self.buffer.add(
             CounterSample(self.host, device, port, name, value, unit, self.time, snapshot["index"])

@@ -336,3 +336,16 @@ def test_a_block_of_nic_counters_inside_another_programs_log() -> None:
     # the same number of "name: integer" lines of another program is not a NIC dump
     other = noise + "".join(f"   step_{i}: {i}\n" for i in range(8)) + noise
     assert not ethtool_stats.accepts("x", other.encode())
+
+
+def test_rows_beyond_the_cap_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A polled dump of many snapshots: rows past MAX_ROWS are dropped with a warning, and
+    every snapshot still says how many counters it had."""
+    one = parse_file(ETHQ)
+    monkeypatch.setattr(ethtool_stats, "MAX_ROWS", 100)
+    data = sample(ETHQ).read_bytes()
+    result = ethtool_stats.parse(io.BytesIO(data + b"\n" + data))
+    assert len(result.samples) == 100
+    assert [s.counters for s in result.snapshots] == [s.counters for s in one.snapshots] * 2
+    dropped = 2 * len(one.samples) - 100
+    assert f"{dropped} counter value(s) beyond 100 were not kept" in result.warnings

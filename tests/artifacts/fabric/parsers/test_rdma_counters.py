@@ -308,3 +308,15 @@ def test_truncated_and_corrupted_prefixes(cut: int, junk: bytes) -> None:
     for blob in (data[:cut], data[:cut] + junk + data[cut:]):
         with contextlib.suppress(ParseError):
             rdma_counters.parse(io.BytesIO(blob))
+
+
+def test_rows_beyond_the_cap_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Counters past MAX_ROWS are dropped with a warning; the snapshots still count them."""
+    whole = parse_file(RDMA_STAT)
+    monkeypatch.setattr(rdma_counters, "MAX_ROWS", 10)
+    with sample(RDMA_STAT).open("rb") as f:
+        result = rdma_counters.parse(f)
+    assert len(whole.samples) > 10 and len(result.samples) == 10
+    assert result.samples == whole.samples[:10]
+    assert [s.counters for s in result.snapshots] == [s.counters for s in whole.snapshots]
+    assert f"{len(whole.samples) - 10} counter value(s) beyond 10 were not kept" in result.warnings
