@@ -435,7 +435,9 @@ def _without_secondary_structures(
         with connection.cursor() as cursor:
             for kind, table, name, definition in sorted(saved, key=lambda s: order[s[0]]):
                 if kind == "i":
-                    cursor.execute(definition)
+                    # a partitioned table's index reads "ON ONLY parent": made that way it
+                    # would cover no partition (and stay invalid); without ONLY it covers all
+                    cursor.execute(definition.replace(" ON ONLY ", " ON ", 1))
                 else:
                     cursor.execute(
                         f"ALTER TABLE {quote(table)} ADD CONSTRAINT {quote(name)} {definition}"

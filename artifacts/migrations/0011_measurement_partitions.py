@@ -101,8 +101,8 @@ def _rebuild(connection: Any, *, partitioned: bool) -> None:
             f"ALTER TABLE {quote(TABLE)} ADD CONSTRAINT {quote(TABLE + '_pkey')} "
             f"PRIMARY KEY ({key})"
         )
-        for definition in indexes:
-            cursor.execute(definition)
+        for definition in indexes:  # "ON ONLY" (a partitioned table's) would skip partitions
+            cursor.execute(definition.replace(" ON ONLY ", " ON ", 1))
         for name, definition in constraints:
             cursor.execute(f"ALTER TABLE {quote(TABLE)} ADD CONSTRAINT {quote(name)} {definition}")
         if partitioned:

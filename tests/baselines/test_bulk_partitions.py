@@ -35,3 +35,30 @@ def test_fleet_rows_carry_their_runs_time_and_land_in_their_months():
     assert set(held) <= spanned
     assert len(held) >= 2  # January and February
     assert sum(held.values()) == rows.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_bulk_load_makes_the_partitioned_indexes_again_valid_on_every_partition():
+    from baselines.bulk_history import _without_secondary_structures
+
+    def indexes() -> set[tuple[str, bool, int]]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT i.relname, x.indisvalid, (SELECT count(*) FROM pg_inherits h "
+                "WHERE h.inhparent = i.oid) FROM pg_index x JOIN pg_class i "
+                "ON i.oid = x.indexrelid WHERE x.indrelid = %s::regclass",
+                [partitions.TABLE],
+            )
+            return set(cursor.fetchall())
+
+    if connection.vendor != "postgresql":
+        with _without_secondary_structures((Measurement,), lambda message: None):
+            pass  # nothing dropped on SQLite: the table keeps its index
+        assert Measurement._meta.indexes
+        return
+    before = indexes()
+    with _without_secondary_structures((Measurement,), lambda message: None):
+        assert {name for name, *_ in indexes()} == {f"{partitions.TABLE}_pkey"}
+    after = indexes()
+    assert after == before
+    assert all(valid and children == len(partitions.partitions()) for _, valid, children in after)
