@@ -19,6 +19,7 @@ NVSwitch or GPU NVL error, its version, a multicast team or group, a partition).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections import Counter
 from datetime import datetime
@@ -229,7 +230,11 @@ class _State:
             self.first = self.first or when
             self.last = when
         text = entry["text"]
-        if self.version is None and (v := _VERSION.search(text)):
+        if (
+            self.version is None
+            and _has(text, "fabric manager version")
+            and (v := _VERSION.search(text))
+        ):
             self.version = v["a"] or v["b"]
             self.parts.setdefault("version", None)
         self._multicast(text)
@@ -250,6 +255,8 @@ class _State:
             )
 
     def _multicast(self, text: str) -> None:
+        if not _has(text, "team", "multicast group"):
+            return
         if m := _TEAM_SETUP_REQ.search(text):
             self.mc["setup_requests"] += 1
             self.max_gpus = max(self.max_gpus or 0, int(m["gpus"]))
@@ -263,7 +270,8 @@ class _State:
             self.mc["groups_" + m["what"].lower()] += 1
 
     def _partition(self, entry: dict[str, Any]) -> None:
-        m = _PARTITION.search(entry["text"].split("\n", 1)[0])
+        first = entry["text"].split("\n", 1)[0]
+        m = _PARTITION.search(first) if _has(first, "partition") else None
         if m is None:
             return
         what = (m["what"] or m["what2"]).lower()
@@ -316,7 +324,7 @@ class _State:
 def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
     """The event kind of an entry (None: not an event) and its structured details."""
     first = text.split("\n", 1)[0]
-    if m := _SXID.search(first):
+    if _has(first, "detected nvswitch") and (m := _SXID.search(first)):
         details: dict[str, Any] = {"sxid": int(m["code"]), "severity": m["sev"].lower()}
         if m["pci"]:
             details["device"] = m["pci"]
@@ -325,7 +333,7 @@ def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
                 details[{"phys": "physical_id"}.get(key, key)] = int(m[key])
         kind = "nvswitch_fatal" if m["sev"].lower() == "fatal" else "nvswitch_non_fatal"
         return kind, details
-    if m := _GPU_NVL.search(first):
+    if _has(first, "detected gpu nvl") and (m := _GPU_NVL.search(first)):
         details = {"severity": "fatal" if m["sev"].lower() == "fatal" else "non-fatal"}
         for line in text.split("\n")[1:40]:
             if kv := _KEY_VALUE.match(line):
@@ -334,7 +342,11 @@ def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
         if "gpuguid" in details:
             details["device"] = details["gpuguid"]
         return "nvlink_failure", details
-    if _NVLINK_FAILURE.search(first) and (level in _EVENT_LEVELS or "fail" in first.lower()):
+    if (
+        _has(first, "fail", "port down", "nvlink")
+        and _NVLINK_FAILURE.search(first)
+        and (level in _EVENT_LEVELS or "fail" in first.lower())
+    ):
         return "nvlink_failure", {}
     if level in ("ERROR", "CRITICAL", "FATAL"):
         return "fm_error", {}
@@ -345,6 +357,8 @@ def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
 
 def _fm_message(msg: str) -> bool:
     """Is this one of the messages Fabric Manager prints (not its continuation lines)?"""
+    if not _has(msg, "detected", "fabric manager version", "multicast", "partition"):
+        return False
     return bool(
         _SXID.search(msg)
         or _GPU_NVL.search(msg)
@@ -356,11 +370,25 @@ def _fm_message(msg: str) -> bool:
     )
 
 
+def _has(text: str, *words: str) -> bool:
+    """False only when none of ``words`` (lower case) is in ``text``: each case-insensitive
+    pattern above needs one of its words, and most entries hold none, so the pattern is
+    not tried (issue 27). Text beyond ASCII is always searched (re.I folds more cases)."""
+    if not text.isascii():
+        return True
+    low = text.lower()
+    return any(word in low for word in words)
+
+
 def _iso(m: re.Match[str]) -> str | None:
+    return _iso_of(m["year"], m["mon"], m["day"], m["time"])
+
+
+@functools.lru_cache(maxsize=4096)  # the entries of one second share their stamp
+def _iso_of(year: str, mon: str, day: str, time: str) -> str | None:
     try:
         moment = datetime(
-            int(m["year"]), _MONTHS[m["mon"]], int(m["day"]),
-            *(int(p) for p in m["time"].split(":")),
+            int(year), _MONTHS[mon], int(day), *(int(p) for p in time.split(":"))
         )  # fmt: skip
     except (KeyError, ValueError):
         return None

@@ -34,6 +34,9 @@ from artifacts.parsers.textutil import (
 
 KIND = "perf_stat"
 VERSION = 1
+# Event rows one file keeps: a long ``perf stat -I`` log holds millions. Each run still
+# counts all of its rows and intervals; the warning says how many were dropped (issue 27).
+MAX_EVENTS = 100_000
 # Text only this tool prints: with it, detection is sure (artifacts/parsers/detection.py).
 BANNERS = (b"Performance counter stats for",)
 
@@ -230,6 +233,7 @@ class _State:
         self.in_stats = False
         self.parts: dict[str, None] = {}
         self.line_no = 0
+        self.dropped = 0  # event rows beyond MAX_EVENTS
 
     @property
     def run(self) -> _Run:
@@ -249,14 +253,15 @@ class _State:
         # "#" lines before prompts: "# started on" and "#    time" look like a root's "# cmd"
         if line.lstrip()[:1] == "#" and self._comment(line):
             return
-        shell = prompt(line)
+        # each pattern only where its words are: most lines are counter rows (issue 27)
+        shell = prompt(line) if _maybe_prompt(line) else None
         if shell is not None:
             self.host = shell[0] or self.host
             if "perf" in shell[1] and "stat" in shell[1]:
                 self._next_run(not self.run.empty()).command = shell[1]
                 self.parts.setdefault("command", None)
             return
-        if m := _TARGET.search(line):
+        if "Performance counter stats for" in line and (m := _TARGET.search(line)):
             run = self.run
             self._next_run(bool(run.events or run.footer or run.target)).target = _target(
                 m["target"]
@@ -264,7 +269,7 @@ class _State:
             self.in_stats = True
             self.parts.setdefault("header", None)
             return
-        if m := _FOOTER.match(line):
+        if "seconds" in line and (m := _FOOTER.match(line)):
             run = self._next_run(False)
             run.footer[m["what"]] = float(m["v"])
             if m["what"] == "time elapsed" and m["var"]:
@@ -346,6 +351,12 @@ class _State:
     ) -> None:
         # counters after a footer, with no header between: the next block's header was cut
         run = self._next_run(bool(self.run.footer) and interval is None)
+        run.events += 1
+        if interval:
+            run.intervals.add(float(interval))
+        if len(self.events) >= MAX_EVENTS:
+            self.dropped += 1
+            return
         status = "counted"
         number: float | None = None
         if value.startswith("<not"):
@@ -353,9 +364,6 @@ class _State:
         else:
             parsed = to_number(value)
             number = float(parsed) if parsed is not None else None
-        run.events += 1
-        if interval:
-            run.intervals.add(float(interval))
         self.events.append(
             PerfEvent(
                 event=event,
@@ -402,6 +410,11 @@ class _State:
             for e in self.events
         ):
             warnings.append("some events were multiplexed (counted part of the time, scaled)")
+        if self.dropped:
+            warnings.append(
+                f"{self.dropped} event row(s) beyond {MAX_EVENTS} were not kept "
+                "(the runs count them all)"
+            )
         if "header" not in self.parts and "csv" not in self.parts and "interval" not in self.parts:
             warnings.append("counter rows without perf's header: read as a fragment")
 
@@ -421,6 +434,15 @@ class _State:
             parts=tuple(self.parts),
             warnings=tuple(warnings + buffer.warnings()),
         )
+
+
+def _maybe_prompt(line: str) -> bool:
+    """Could ``prompt`` see a shell prompt here? It needs "user@host" or a line starting
+    with "$", "#", ">" or "sh-", "bash-", "zsh-" (counters_common._PROMPT, _BARE_PROMPT)."""
+    if "@" in line:
+        return True
+    start = line.lstrip()
+    return start[:1] in ("$", "#", ">") or start.startswith(("sh-", "bash-", "zsh-"))
 
 
 def _target(text: str) -> str:

@@ -207,6 +207,12 @@ def parse(stream: BinaryIO) -> NcclDebugResult:
     return state.result(reader.repair_warnings())
 
 
+def _line_time(line: str) -> str | None:
+    """The time a line's prefix gives (a log shipper's or collector's stamp), if any."""
+    stamp = find_timestamp(line[:80])
+    return stamp[0] if stamp else None
+
+
 class _Segment:
     """One ``host:pid:tid [dev] ... NCCL LEVEL message`` piece of a physical line."""
 
@@ -272,15 +278,15 @@ class _State:
         if first is None:
             if "NCCL INFO " in line and self._headless(line):
                 return
-            stamp = find_timestamp(line[:80])
-            time = stamp[0] if stamp else None
             bare = _BARE.match(line) if "NCCL " in line else None
             if bare is not None:
+                time = _line_time(line)
                 said = _PREFIX_RANK.search(bare["prefix"])
                 rank = int(said.group(1)) if said else launcher_rank_of(line)
                 self._bare(bare["level"], bare["msg"], line_no, time, rank)
                 return
-            self._foreign_line(line, line_no, time)
+            # the line's time is read only if the line turns out to hold something
+            self._foreign_line(line, line_no, None, lazy=True)
             return
         self.pending_completion = None
         time: str | None = None
@@ -322,6 +328,13 @@ class _State:
         # after it; most lines have none, and scanning their message with the header's
         # pattern is most of the parse (issue 27).
         if first is not None and line.find("NCCL ", first.end()) < 0:
+            if not first.start() and (host := first["host"]) in self.known_hosts:
+                # the usual line: one header, at the start, of a host already seen
+                pid, tid, dev, level, mid = first.group("pid", "tid", "dev", "level", "mid")
+                self.pid_hosts.setdefault(int(pid), set()).add(host)
+                dev_no = int(dev) if dev is not None else None
+                msg = line[first.end() :]
+                return [_Segment(host, int(pid), int(tid), dev_no, level, mid.strip(), msg)]
             matches = [first]
         else:
             matches = list(_HEADER.finditer(line, start))
@@ -994,7 +1007,10 @@ class _State:
 
     # --- lines without an NCCL header -------------------------------------------------------
 
-    def _foreign_line(self, line: str, line_no: int, time: str | None) -> None:
+    def _foreign_line(
+        self, line: str, line_no: int, time: str | None, *, lazy: bool = False
+    ) -> None:
+        """A line without an NCCL header; ``lazy``: its time is not read yet."""
         if self.pending_completion is not None and self._continue_completion(line):
             return
         if "NCCL_" in line and "=" in line and "for details" not in line:
@@ -1012,11 +1028,12 @@ class _State:
             # PyTorch quotes NCCL's last WARN after "Last error:"; a new one is kept
             if completion is not None and self._completion(None, None, completion, line_no):
                 details = {"level": "WARN", "source": None, "ib_completion": completion}
+                time = _line_time(line) if lazy else time
                 self._hostless_event("nccl_warn", time, line_no, line.strip(), details, None)
                 return
         error = recognise(line)
         if error is not None:
-            self._torch_error(error, line_no, time)
+            self._torch_error(error, line_no, _line_time(line) if lazy else time)
 
     def _torch_error(self, error: TorchError, line_no: int, time: str | None) -> None:
         if error.kind == "watchdog_timeout":

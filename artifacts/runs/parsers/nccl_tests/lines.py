@@ -18,6 +18,7 @@ _PREFIXES: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.compile(r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s"),
     ),
 )
+_PREFIX_STARTS = frozenset("[0123456789")
 # Some patched builds print "func(), file.cu:123, " before every printf, even mid-row.
 _FUNC_PREFIX_RE = re.compile(r"[A-Za-z_]\w*\(\), [\w./-]+\.(?:cu|cc|cpp|c|h):\d+, ?")
 _NA_GLUED_RE = re.compile(r"N/A(?=[A-Za-z_]\w*\(\), )")  # "N/ABenchTime()": keep the N/A
@@ -57,6 +58,9 @@ def strip_prefixes(line: str, seen: dict[str, int] | None = None) -> str:
         # A prefixed block may itself be indented (a Markdown list, an e-mail quote): the
         # indent goes with the prefix, and stays when no prefix follows (rows are indented).
         unindented = line.lstrip(" \t")
+        # every prefix starts with "[" or a digit: most lines are rejected without a pattern
+        if not unindented or unindented[0] not in _PREFIX_STARTS:
+            return line
         for label, pattern in _PREFIXES:
             match = pattern.match(unindented)
             if match:

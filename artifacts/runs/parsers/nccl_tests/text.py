@@ -131,9 +131,9 @@ class TextReader:
             if cleaned != line:
                 self.collector.func_prefixed += 1
                 line = cleaned
-        fragment, debug = self._split_glued(line)
+        fragment, debug, match = self._split_glued(line)
         if debug is not None:
-            self._on_debug(debug)
+            self._on_debug(debug, match)
             if fragment.strip():
                 # Program output cut by a debug line: the rest comes on a later line.
                 self.pending_fragment += fragment
@@ -155,13 +155,15 @@ class TextReader:
             pending, self.pending_fragment = self.pending_fragment, ""
             self._on_output(pending)
 
-    def _split_glued(self, line: str) -> tuple[str, str | None]:
-        """Split "<program output><host>:<pid>:<tid> [d] NCCL ..." into its two parts."""
+    def _split_glued(self, line: str) -> tuple[str, str | None, re.Match[str] | None]:
+        """Split "<program output><host>:<pid>:<tid> [d] NCCL ..." into its two parts, with
+        the debug part's match when the debug part is the line itself (most lines: it is
+        not searched again)."""
         if "NCCL " not in line:
-            return line, None
+            return line, None, None
         match = DEBUG_TAIL_RE.search(line)
         if match is None:
-            return line, None
+            return line, None, None
         start = match.start()
         begin = start
         while begin > 0 and line[begin - 1] in HOST_CHARS:
@@ -175,12 +177,15 @@ class TextReader:
             # "-1mew0": printed digits glued to a host name; hosts start with a letter.
             letters = [i for i, c in enumerate(token) if c.isalpha()]
             cut = letters[0] if letters else 0
-        return line[:begin] + token[:cut], token[cut:] + line[start:]
+        if begin == 0 and cut == 0:
+            return "", line, match
+        return line[:begin] + token[:cut], token[cut:] + line[start:], None
 
-    def _on_debug(self, line: str) -> None:
+    def _on_debug(self, line: str, match: re.Match[str] | None = None) -> None:
         collector = self.collector
         collector.debug_lines += 1
-        match = DEBUG_TAIL_RE.search(line)
+        if match is None:
+            match = DEBUG_TAIL_RE.search(line)
         if match is None:
             return
         host = line[: match.start()]
@@ -188,6 +193,8 @@ class TextReader:
         if level in ("WARN", "ERROR", "ABORT"):
             collector.add_error(line.strip(), key=f"{level} {message}", fatal=False)
             return
+        if not message.startswith("NCCL"):
+            return  # neither an environment echo (NCCL_X set to) nor "NCCL version"
         echo = env.echoed(message)
         if echo is not None:
             collector.add_echo(*echo)

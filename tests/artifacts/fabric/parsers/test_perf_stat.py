@@ -85,3 +85,14 @@ def test_truncated_and_corrupted(cut: int, junk: bytes) -> None:
     for blob in (data[:cut], data[:cut] + junk + data[cut:]):
         with contextlib.suppress(ParseError):
             json.dumps(perf_stat.parse(io.BytesIO(blob)).to_json())
+
+
+def test_event_rows_beyond_the_cap_are_counted_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long -I log: rows past MAX_EVENTS are dropped with a warning, runs count them all."""
+    monkeypatch.setattr(perf_stat, "MAX_EVENTS", 30)
+    data = sample(PER_SOCKET).read_bytes()
+    result = perf_stat.parse(io.BytesIO(data + b"\n" + data))
+    assert len(result.events) == 30 and len(result.samples) == 30
+    assert sum(run.events for run in result.runs) == 48
+    assert any("18 event row(s) beyond 30 were not kept" in w for w in result.warnings)
+    assert result.events[-1].run == 1  # the second copy's first rows are kept
