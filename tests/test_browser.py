@@ -6,6 +6,7 @@ import pytest
 
 from artifacts.models import Artifact
 from tests.samples import sample
+from tests.signin import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -45,11 +46,7 @@ def test_upload_a_nccl_tests_file_and_see_its_chart(live_server, browser_page, e
 
 def test_a_page_without_charts_never_fetches_plotly(live_server, browser_page, editor):
     page = browser_page
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "eddie")
-    page.fill("input[name=password]", "pw-eddie")
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dropzone")
+    sign_in(page, live_server.url, "eddie")
     page.goto(f"{live_server.url}/baselines/matrix/")  # no profile yet: no chart on it
     page.wait_for_load_state("load")
     page.wait_for_timeout(300)

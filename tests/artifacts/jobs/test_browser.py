@@ -9,6 +9,7 @@ import pytest
 from artifacts.models import Artifact, BenchmarkRun
 from baselines.models import RunContext
 from tests.samples import sample
+from tests.signin import sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 FILES = [
@@ -38,11 +39,7 @@ def test_one_label_lends_no_stack_between_unrelated_uploads(
 
     app.loader.import_default_modules()
     page = browser_page
-    page.goto(f"{live_server.url}/login/")
-    page.fill("input[name=username]", "newcomer")
-    page.fill("input[name=password]", "pw-newcomer")
-    page.click("button[type=submit]")
-    page.wait_for_selector("#dropzone")
+    sign_in(page, live_server.url, "newcomer")
     page.fill("#upload-label", "nightly")
     page.set_input_files("#upload-input", [str(sample(f)) for f in FILES])
     page.wait_for_function(

@@ -10,6 +10,7 @@ import pytest
 
 from tests.artifacts.traces.factory import ingest_job
 from tests.samples import sample
+from tests.signin import sign_in
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -41,11 +42,7 @@ def signed_in(live_server):  # type: ignore[no-untyped-def]
         )  # fmt: skip
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.set_default_timeout(30_000)
-        page.goto(f"{live_server.url}/login/")
-        page.fill("input[name=username]", "eddie")
-        page.fill("input[name=password]", "pw-eddie")
-        page.click("button[type=submit]")
-        page.wait_for_selector("#dropzone")
+        sign_in(page, live_server.url, "eddie")
         yield page
         browser.close()
 
