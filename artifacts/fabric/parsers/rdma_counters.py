@@ -56,6 +56,8 @@ VERSION = 1
 # Counter rows one file keeps (sysfs dumps polled for hours hold millions); every snapshot
 # is still counted and the warning says how many rows were dropped (issue 27).
 MAX_ROWS = 250_000
+# Snapshots listed: a polled dump starts one per reading; later ones are counted in a warning.
+MAX_SNAPSHOTS = 20_000
 
 # A sysfs file and its value, however the shell printed the pair: ``grep -r .`` (path:value),
 # ``for f in ...; do echo $f $(cat $f); done`` (path value), ``path=value``; ``head``
@@ -202,7 +204,9 @@ class _State:
         self.host: str | None = None
         self.time: str | None = None
         self.label: str | None = None
-        self.snapshots: list[dict[str, Any]] = []
+        self.snapshots: list[dict[str, Any]] = []  # the first MAX_SNAPSHOTS
+        self.last: dict[str, Any] | None = None  # the snapshot being read (listed or not)
+        self.unlisted = 0  # snapshots beyond MAX_SNAPSHOTS
         self.seen: set[tuple[str | None, int | None, str]] = set()
         self.hcas: dict[str, dict[str, str]] = {}
         self.ports: dict[tuple[str, int], dict[str, str]] = {}
@@ -332,7 +336,7 @@ class _State:
         for name, value in counters:
             if target is not None:
                 self._sample(target["counter_device"], port, name, value)
-                target["snapshot"] = self.snapshots[-1]["index"]
+                target["snapshot"] = self._index()
             else:
                 self._sample(device, port, name, value)
 
@@ -386,7 +390,7 @@ class _State:
             skip = _JSON_SKIP | {"cntn", "pid", "lqpn", "pdn"}
             for name, value in json_counters(obj, skip):
                 self._sample(entry["counter_device"], port, name, value)
-                entry["snapshot"] = self.snapshots[-1]["index"]
+                entry["snapshot"] = self._index()
         elif "lqpn" in obj:
             attrs = {k: str(v) for k, v in obj.items() if isinstance(v, str | int)}
             info = qp_info(self.host, device, port, attrs)
@@ -481,10 +485,10 @@ class _State:
 
     def _sample(self, device: str | None, port: int | None, name: str, value: int) -> None:
         key = (device, port, name)
-        if not self.snapshots or self.force_new or key in self.seen:
+        if self.last is None or self.force_new or key in self.seen:
             self._open()
         self.seen.add(key)
-        snapshot = self.snapshots[-1]
+        snapshot = self._current()
         snapshot["counters"] += 1
         snapshot["devices"].add(device)
         if self.buffer.full():
@@ -498,20 +502,31 @@ class _State:
     def _open(self) -> None:
         self.seen = set()
         self.force_new = False
-        self.snapshots.append(
-            {
-                "index": len(self.snapshots),
-                "host": self.host,
-                "label": self.label,
-                "time": self.time,
-                "counters": 0,
-                "devices": set(),
-            }
-        )
+        self.last = {
+            "index": len(self.snapshots) + self.unlisted,
+            "host": self.host,
+            "label": self.label,
+            "time": self.time,
+            "counters": 0,
+            "devices": set(),
+        }
+        if len(self.snapshots) < MAX_SNAPSHOTS:
+            self.snapshots.append(self.last)
+        else:
+            self.unlisted += 1  # read and counted, not listed: memory stays bounded
         self.label = None
+
+    def _current(self) -> dict[str, Any]:
+        assert self.last is not None  # called after a sample opened one
+        return self.last
+
+    def _index(self) -> int:
+        return int(self._current()["index"])
 
     def result(self, warnings: list[str]) -> RdmaCountersResult:
         warnings = warnings + self.buffer.warnings()
+        if self.unlisted:
+            warnings.append(f"{self.unlisted} snapshot(s) beyond {MAX_SNAPSHOTS} were not listed")
         if self.json_errors:
             warnings.append(f"{self.json_errors} JSON block(s) could not be read (not valid JSON)")
         if any(s.device is None for s in self.buffer.rows):
@@ -542,7 +557,7 @@ class _State:
     def _qp_set(self, entry: dict[str, Any]) -> QpCounterSet:
         snapshot = entry["snapshot"]
         if snapshot is None:  # a set listed without counters
-            snapshot = self.snapshots[-1]["index"] if self.snapshots else 0
+            snapshot = self.last["index"] if self.last else 0
         return QpCounterSet(
             host=entry["host"],
             device=entry["device"],

@@ -320,3 +320,17 @@ def test_rows_beyond_the_cap_are_counted_not_kept(monkeypatch: pytest.MonkeyPatc
     assert result.samples == whole.samples[:10]
     assert [s.counters for s in result.snapshots] == [s.counters for s in whole.snapshots]
     assert f"{len(whole.samples) - 10} counter value(s) beyond 10 were not kept" in result.warnings
+
+
+def test_snapshots_beyond_the_cap_are_read_not_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A polled dump (one reading after another): the snapshots past MAX_SNAPSHOTS are read
+    and counted but not listed; their rows keep their own snapshot numbers."""
+    data = sample(RDMA_STAT).read_bytes()
+    polled = data + b"\n" + data + b"\n" + data
+    whole = rdma_counters.parse(io.BytesIO(polled))
+    monkeypatch.setattr(rdma_counters, "MAX_SNAPSHOTS", 2)
+    result = rdma_counters.parse(io.BytesIO(polled))
+    assert len(whole.snapshots) > 2 and result.snapshots == whole.snapshots[:2]
+    assert result.samples == whole.samples
+    unlisted = len(whole.snapshots) - 2
+    assert f"{unlisted} snapshot(s) beyond 2 were not listed" in result.warnings
