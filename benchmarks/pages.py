@@ -150,10 +150,9 @@ def fleet_pages(args: argparse.Namespace) -> int:
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute(
-                "SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint FROM pg_class c "
-                "WHERE c.oid = to_regclass(%s) OR c.oid IN "
-                "(SELECT inhrelid FROM pg_inherits WHERE inhparent = to_regclass(%s))",
-                [Measurement._meta.db_table] * 2,
+                "SELECT coalesce(sum(greatest(c.reltuples, 0)), 0)::bigint "
+                "FROM pg_partition_tree(%s) t JOIN pg_class c ON c.oid = t.relid WHERE t.isleaf",
+                [Measurement._meta.db_table],
             )
             rows = int(cursor.fetchone()[0])
         else:
