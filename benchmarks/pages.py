@@ -248,7 +248,7 @@ def table_sizes() -> str:
     # the partitions' indexes, summed under the name of the parent's index they belong to
     by_kind: dict[str, int] = {}
     for name, size in per_index:
-        kind = "pkey" if name.endswith("pkey") else "brin" if "brin" in name else "run, size"
+        kind = "pkey" if name.endswith("pkey") else "run, size" if "run_id" in name else "brin"
         by_kind[kind] = by_kind.get(kind, 0) + int(size)
     lines += [f"  index {k}: {v / mb:,.0f} MB ({v / rows:.1f} B/row)" for k, v in by_kind.items()]
     return "\n".join(lines)
