@@ -98,7 +98,7 @@ def _create_month(cursor: Any, month: date, quote: Any) -> None:
         )
         cursor.execute(f"DELETE FROM {quote(DEFAULT)} WHERE {waiting}")
     cursor.execute(
-        f"CREATE TABLE {quote(name_of(month))} PARTITION OF {quote(TABLE)} "
+        f"CREATE TABLE IF NOT EXISTS {quote(name_of(month))} PARTITION OF {quote(TABLE)} "
         f"FOR VALUES FROM ('{low}') TO ('{high}')"
     )
     if moving:
