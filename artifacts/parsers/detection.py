@@ -462,6 +462,8 @@ def _main_part(
     artifact, while another tool's output (or ``$ hostname``) stays out of it. None when
     there is only one part, or nothing else beside the main kind.
     """
+    if view.needed and not _may_hold_prompt(whole, view):
+        return None  # most files: no need to clean all of them to see that
     clean = normalize.clean_bytes(whole, view) if view.needed else whole
     if not normalize.has_prompt(clean):
         return None
@@ -495,6 +497,33 @@ def _main_part(
         for (part, kind, _) in scored
     )
     return main, described, _head_of(lines, span.start, span.end)
+
+
+# Bytes without which no cleaned line is a prompt (normalize.has_prompt, or another shell's
+# prompt that cleaning rewrites to the bash style): a marker and its space, the starship and
+# oh-my-zsh arrows, lambda and guillemet prompts, and colour codes (cleaning removes them,
+# which may join "$" and its space).
+_MARKS = rb"[$#%>] |\x1b|\xe2\x9e\x9c|\xe2\x9d\xaf|\xce\xbb|\xc2\xbb"
+# a line holding a mark, with the line before it (a virtualenv's "(name)" may stand there)
+_MARKED_LINES = re.compile(rb"(?m)^(?:[^\n]*\n)?[^\n]*?(?:" + _MARKS + rb")[^\n]*")
+
+
+def _may_hold_prompt(whole: bytes, view: View) -> bool:
+    """``has_prompt`` of the cleaned file, from the few lines that can hold a prompt: each
+    line with a prompt mark, cleaned with the line before it, runs of lines kept apart by a
+    NUL line no pattern crosses. Cleaning is line by line, so this says what cleaning the
+    whole file would, at a fraction of the cost."""
+    runs: list[list[int]] = []
+    for found in _MARKED_LINES.finditer(whole):
+        start, end = found.span()
+        if runs and start <= runs[-1][1] + 1:
+            runs[-1][1] = end  # the next line: one run
+        else:
+            runs.append([start, end])
+    if not runs:
+        return False
+    subset = b"\n\x00\n".join(whole[a:b] for a, b in runs) + b"\n"
+    return normalize.has_prompt(normalize.clean_bytes(subset, view))
 
 
 def _head_of(lines: list[str], start: int, end: int) -> bytes:
