@@ -85,6 +85,10 @@ def main() -> int:
         or Series.objects.order_by("-point_count").first()
     )
     pages = [
+        ("home", "/"),
+        ("artifact list", "/artifacts/"),
+        ("artifact list, page 100", "/artifacts/?page=100"),
+        ("baselines home", "/baselines/"),
         ("run list", "/runs/"),
         ("run list, filtered", "/runs/?collective=all_reduce&nranks=16"),
         ("series chart (time)", f"/baselines/series/{series.pk}/"),
@@ -186,6 +190,10 @@ def fleet_pages(args: argparse.Namespace) -> int:
     nranks = 8 * int(nodes) if nodes.isdigit() else 16
     summary = AlertSummary.objects.order_by("-created_at", "-id").first()
     pages = [
+        ("home", "/"),
+        ("artifact list", "/artifacts/"),
+        ("artifact list, page 100", "/artifacts/?page=100"),
+        ("baselines home", "/baselines/"),
         ("run list", "/runs/"),
         ("run list, filtered", f"/runs/?collective=all_reduce&nranks={nranks}"),
         ("run list, page 100", "/runs/?page=100"),

@@ -119,3 +119,14 @@ def test_list_pages_use_a_bounded_number_of_queries(editor_client, url):
         editor_client.get(url)
     assert BenchmarkRun.objects.count() > 10
     assert len(more) == len(few) <= 15
+
+
+def test_artifact_lists_count_runs_per_listed_artifact_without_grouping_every_run():
+    from artifacts.querysets import artifacts_filtered
+
+    several, one = parsed("nccl_tests/xxrjun_multinode_N10_G8_80ranks_h100.log"), parsed()
+    listed = {a.pk: a.run_count for a in artifacts_filtered({})}
+    assert listed == {a.pk: BenchmarkRun.objects.filter(artifact=a).count() for a in (several, one)}
+    assert listed[several.pk] > 1
+    # grouped, the database would count every run of every artifact before a page's LIMIT
+    assert 'GROUP BY "artifacts_artifact"."id"' not in str(artifacts_filtered({})[:8].query)
