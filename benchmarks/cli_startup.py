@@ -97,8 +97,8 @@ def worker_first_task(var: Path, env: dict[str, str]) -> tuple[float, float]:
     log = (var / "worker.log").open("wb")
     clock = time.perf_counter()
     worker = subprocess.Popen(
-        [PY, "-m", "celery", "-A", "perfhub", "worker", "--pool", "solo", "--queues",
-         env["PERFHUB_TASK_QUEUE"], "--loglevel", "warning", "--without-heartbeat",
+        [PY, "-m", "celery", "-A", "perfhub", "worker", "--pool", "solo",
+         "--loglevel", "warning", "--without-heartbeat",
          "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

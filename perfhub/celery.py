@@ -3,6 +3,9 @@
 import os
 
 from celery import Celery
+from kombu import Exchange, Queue
+
+from perfhub.queues import queue_names
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "perfhub.settings")
 # Celery's Django fixup runs the system checks when a worker starts: they import every view,
@@ -13,6 +16,13 @@ os.environ.setdefault("CELERY_SKIP_CHECKS", "1")
 
 app = Celery("perfhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+# Declared, so a worker started without -Q reads every queue the routes send to; one started
+# with -Q reads only those (a pool per kind of work in production). Each has an exchange and
+# routing key of its own: sharing the default ones would copy every message to every queue.
+app.conf.task_queues = [
+    Queue(name, Exchange(name, type="direct"), routing_key=name)
+    for name in queue_names(app.conf.task_default_queue)
+]
 app.autodiscover_tasks()
 # Families inside the artifacts app keep their own tasks modules (artifacts.fabric.tasks).
 

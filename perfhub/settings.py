@@ -17,6 +17,7 @@ import dj_database_url
 import django
 from django.core.exceptions import ImproperlyConfigured
 
+from perfhub import queues
 from perfhub.api_areas import TAG_DESCRIPTIONS as _API_TAGS
 from perfhub.env import env_bool, env_choice, env_int, env_list, env_str, env_url
 from perfhub.signin_roles import parse_role_map
@@ -219,6 +220,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "store_processed": False,
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("PERFHUB_TASK_QUEUE", "celery")
+# One queue per kind of work (perfhub/queues.py); perfhub/celery.py declares them all, so a
+# worker without -Q reads every one.
+CELERY_TASK_ROUTES = queues.task_routes(CELERY_TASK_DEFAULT_QUEUE)
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True  # a worker killed mid-task leaves the message for another worker
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -40,7 +40,7 @@ def test_a_real_worker_parses_a_file_ingested_from_the_cli(_isolated_storage, tm
     log = (tmp_path / "worker.log").open("w+")
     worker = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "perfhub", "worker", "--pool", "solo",
-         "--queues", env["PERFHUB_TASK_QUEUE"], "--loglevel", "info", "--without-heartbeat",
+         "--loglevel", "info", "--without-heartbeat",
          "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip

@@ -10,17 +10,20 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from celery import Celery
 from django.conf import settings
 from django.utils import timezone
 
 from artifacts.models import Artifact
 from artifacts.parsing import artifact_parse
 from artifacts.stalls import live_parses, stalled_requeue
+from perfhub.queues import queue_names, task_routes
 from tests.test_worker import ROOT, database_url
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
@@ -44,11 +47,30 @@ def nccl_log(path: Path, megabytes: int) -> Path:
 def start_worker(env: dict[str, str], name: str, log: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "perfhub", "worker", "--concurrency", "1",
-         "--hostname", name, "--queues", env["PERFHUB_TASK_QUEUE"], "--loglevel", "info",
+         "--hostname", name, "--loglevel", "info",
          "--without-gossip", "--without-mingle"],
         cwd=ROOT, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
         start_new_session=True,  # its own process group: SIGKILL reaches the pool child too
     )  # fmt: skip
+
+
+@contextmanager
+def routed_to(app: Celery, base: str) -> Iterator[None]:
+    """This process's tasks sent to the test's private queues (the workers' base name)."""
+
+    def route(routes: dict[str, dict[str, str]]) -> None:
+        app.conf.task_routes = routes
+        app.amqp.flush_routes()
+        app.amqp.router = app.amqp.Router()  # a router keeps the routes it was made with
+
+    saved = app.conf.task_routes
+    route(task_routes(base))
+    try:
+        yield
+    finally:
+        route(saved)
+        for name in queue_names(base):  # the router declared them as it sent to them
+            app.amqp.queues.pop(name, None)
 
 
 def wait_for(check: Callable[[], bool], seconds: float, what: str, log: Path) -> None:
@@ -105,12 +127,8 @@ def test_a_parse_whose_worker_was_killed_is_requeued_and_parsed_once(_isolated_s
             live = live_parses()
             assert live is not None and artifact.pk not in live
             later = timezone.now() + timedelta(seconds=settings.PERFHUB_PARSE_STALL_SECONDS + 1)
-            default_queue = app.conf.task_default_queue
-            app.conf.task_default_queue = queue
-            try:
+            with routed_to(app, queue):
                 assert stalled_requeue(live=live, now=later) == [artifact.pk]
-            finally:
-                app.conf.task_default_queue = default_queue
             second = start_worker(env, f"other-{queue}@localhost", log)
 
         def parsed() -> bool:
