@@ -111,7 +111,7 @@ def artifact_ingest(
         with transaction.atomic():
             artifact.save()
             if enqueue:  # a file of no kind is read generically by the same task
-                _enqueue_parse(artifact.pk)
+                _enqueue_parse(artifact)
     except IntegrityError:
         # Someone uploaded the same bytes a moment ago; theirs wins, ours is dropped.
         artifact.file.delete(save=False)
@@ -141,7 +141,7 @@ def artifact_request_parse(
         artifact.status = Artifact.Status.STORED
         with transaction.atomic():
             artifact.save(update_fields=["kind", "status", "detection"])
-            _enqueue_parse(artifact.pk)  # read generically (artifacts/generic.py)
+            _enqueue_parse(artifact)  # read generically (artifacts/generic.py)
         return artifact
     with transaction.atomic():
         artifact.status = Artifact.Status.PENDING
@@ -151,12 +151,21 @@ def artifact_request_parse(
         artifact.save(
             update_fields=["kind", "status", "error", "progress_bytes", "detection", "requeued_at"]
         )
-        _enqueue_parse(artifact.pk)
+        _enqueue_parse(artifact)
     return artifact
 
 
-def _enqueue_parse(artifact_id: int) -> None:
-    dispatch.enqueue("artifacts.parse", artifact_id)
+def _enqueue_parse(artifact: Artifact) -> None:
+    def not_queued(reason: str) -> None:
+        # the caller's copy too: the upload's answer and `manage.py ingest` say it at once
+        artifact.status = Artifact.Status.FAILED
+        artifact.error = (
+            f"Stored, but its parse was not queued: {reason}. Re-parse it once the workers' "
+            "queue is back."
+        )
+        Artifact.objects.filter(pk=artifact.pk).update(status=artifact.status, error=artifact.error)
+
+    dispatch.enqueue("artifacts.parse", artifact.pk, on_failure=not_queued)
 
 
 def _spool(stream: IO[bytes], spool: BinaryIO, limit: int) -> tuple[str, int]:

@@ -138,7 +138,10 @@ def _new_version(spec: ReportSpec, *, lineage: Report | None, created_by: Any) -
 
 
 def _enqueue_build(report_id: int) -> None:
-    dispatch.enqueue("reports.build", report_id)
+    def not_queued(reason: str) -> None:
+        _mark_failed(report_id, f"not built: {reason}; build it again once the queue is back")
+
+    dispatch.enqueue("reports.build", report_id, on_failure=not_queued)
 
 
 def _mark_failed(report_id: int, message: str) -> None:

@@ -59,3 +59,29 @@ def test_a_real_worker_parses_a_file_ingested_from_the_cli(_isolated_storage, tm
     assert artifact.status == Artifact.Status.PARSED
     assert artifact.runs.count() == 5
     assert set(artifact.runs.values_list("nranks", flat=True)) == {8}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_file_whose_parse_cannot_be_queued_is_kept_and_says_why(_isolated_storage, tmp_path):
+    """The broker down (nothing listens on the port): the file is stored, the command says
+    the parse was not queued and fails, and the artifact is marked so a re-parse can follow."""
+    path = tmp_path / "all_reduce.log"
+    path.write_text("# nccl-tests\n#       size         count      type   redop\n" * 3)
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url(),
+        "PERFHUB_MEDIA_ROOT": str(_isolated_storage),
+        "CELERY_BROKER_URL": "redis://127.0.0.1:9/0",  # the discard port: refused
+        "PERFHUB_TASKS_EAGER": "",
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "ingest", str(path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "not queued: the task queue could not be reached" in done.stderr
+    artifact = Artifact.objects.get()
+    assert artifact.status == Artifact.Status.FAILED
+    assert "Re-parse it once" in artifact.error
+    assert artifact.file.read() == path.read_bytes()  # nothing lost

@@ -111,10 +111,21 @@ def bundle_request(
             settings, "PERFHUB_BUNDLE_INLINE_BYTES", DEFAULT_INLINE_BYTES
         )
         if not inline:
-            dispatch.enqueue("incidents.build_bundle", bundle.pk)
+            dispatch.enqueue("incidents.build_bundle", bundle.pk, on_failure=_not_queued(bundle.pk))
     if inline:
         bundle = bundle_build(bundle_id=bundle.pk)
     return bundle
+
+
+def _not_queued(bundle_id: int) -> dispatch.OnFailure:
+    def mark(reason: str) -> None:
+        EvidenceBundle.objects.filter(pk=bundle_id).update(
+            status=EvidenceBundle.Status.FAILED,
+            error=f"not built: {reason}; build it again once the queue is back",
+            finished_at=timezone.now(),
+        )
+
+    return mark
 
 
 def _chosen_artifacts(

@@ -37,7 +37,7 @@ def captured(monkeypatch):  # type: ignore[no-untyped-def]
     """What was queued (by name), in place of the broker."""
     sent: list[tuple] = []
     monkeypatch.setattr(
-        "artifacts.stalls.dispatch.enqueue", lambda name, *args: sent.append((name, *args))
+        "artifacts.stalls.dispatch.enqueue", lambda name, *args, **_: sent.append((name, *args))
     )
     return sent
 

@@ -74,6 +74,10 @@ class Command(BaseCommand):
                 failures += 1
                 self.stderr.write(f"{path}: {exc}")
                 continue
+            if outcome.artifact.status == Artifact.Status.FAILED and outcome.created:
+                failures += 1  # stored, but not queued: the broker is down
+                self.stderr.write(f"{outcome.message}; {outcome.artifact.error}")
+                continue
             self.stdout.write(outcome.message)
             artifacts.append(outcome.artifact)
         if opts["sweep"] is not None and artifacts:
