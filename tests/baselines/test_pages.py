@@ -344,3 +344,12 @@ def test_list_pages_use_a_bounded_number_of_queries(
         with CaptureQueriesContext(connection) as more:
             editor_client.get(url)
         assert len(more) == few[url] <= 15, (url, [q["sql"][:120] for q in more.captured_queries])
+
+
+def test_the_open_alerts_index_covers_exactly_the_open_statuses():
+    """The alert list's default query is served by a partial index only while its predicate
+    matches the filter the list applies (a status added to OPEN_STATUSES must reach both)."""
+    index = next(i for i in Alert._meta.indexes if i.name == "alert_open_newest")
+    ((lookup, statuses),) = index.condition.children
+    assert lookup == "status__in" and tuple(statuses) == Alert.OPEN_STATUSES
+    assert index.fields == list(Alert._meta.ordering)  # the list's order: no sort needed
