@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from artifacts.models import BenchmarkRun
@@ -272,16 +273,21 @@ def summaries_filtered(params: Params) -> QuerySet[AlertSummary]:
 def alert_filter_options() -> dict[str, list[Any]]:
     return {
         "profiles": list(HardwareProfile.objects.values_list("slug", flat=True)),
-        # One EXISTS per collective (there are a handful), which stops at its first alert,
-        # rather than a DISTINCT over the join of every alert (68 -> 10 ms at 120,000 alerts).
-        "collectives": [
-            c
-            for c in Series.objects.order_by("collective")
-            .values_list("collective", flat=True)
-            .distinct()
-            if c and Alert.objects.filter(series__collective=c).exists()
-        ],
+        "collectives": _collectives_with_alerts(),
     }
+
+
+def _collectives_with_alerts() -> list[str]:
+    # The distinct collectives (a handful) each probed by an EXISTS that stops at its first
+    # alert, instead of a DISTINCT over the join of every alert (68 -> 15 ms at 120,000).
+    series, alert = Series._meta.db_table, Alert._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.collective FROM (SELECT DISTINCT collective FROM {series}) c "
+            f"WHERE c.collective <> '' AND EXISTS (SELECT 1 FROM {series} s JOIN {alert} a "
+            "ON a.series_id = s.id WHERE s.collective = c.collective)"
+        )
+        return sorted(row[0] for row in cursor.fetchall())
 
 
 def open_alert_count() -> int:
