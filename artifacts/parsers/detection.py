@@ -24,7 +24,14 @@ from typing import Any, BinaryIO
 
 from artifacts.parsers import normalize
 from artifacts.parsers.normalize import View
-from artifacts.parsers.registry import MAY_BE, OTHER, PARSERS, get_parser, kind_label
+from artifacts.parsers.registry import (
+    MAY_BE,
+    OTHER,
+    PARSERS,
+    SNIFF_NEEDS,
+    get_parser,
+    kind_label,
+)
 
 HEAD_BYTES = 64 * 1024
 WINDOW_BYTES = 64 * 1024
@@ -407,6 +414,8 @@ def _ranked(name: str, clean: bytes, *, later: bool) -> list[tuple[float, int, C
     for order, kind in enumerate(PARSERS):
         if kind in MAY_BE and not MAY_BE[kind](clean):
             continue
+        if kind in SNIFF_NEEDS and not SNIFF_NEEDS[kind](clean):
+            continue  # its sniffer would say no
         scored = _score(get_parser(kind), kind, name, clean, later=later)
         if scored is not None:
             ranked.append((-scored[0], order, scored[1]))
@@ -503,25 +512,55 @@ def _main_part(
 # prompt that cleaning rewrites to the bash style): a marker and its space, the starship and
 # oh-my-zsh arrows, lambda and guillemet prompts, and colour codes (cleaning removes them,
 # which may join "$" and its space).
-_MARKS = rb"[$#%>] |\x1b|\xe2\x9e\x9c|\xe2\x9d\xaf|\xce\xbb|\xc2\xbb"
-# a line holding a mark, with the line before it (a virtualenv's "(name)" may stand there)
-_MARKED_LINES = re.compile(rb"(?m)^(?:[^\n]*\n)?[^\n]*?(?:" + _MARKS + rb")[^\n]*")
+_MARKS = re.compile(rb"[$#%>] |\x1b|\xe2\x9e\x9c|\xe2\x9d\xaf|\xce\xbb|\xc2\xbb")
+
+
+def _marked_lines(whole: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each line holding a mark, in order, the newline not included."""
+    lines = []
+    found = _MARKS.search(whole)
+    while found is not None:
+        start = whole.rfind(b"\n", 0, found.start()) + 1
+        end = whole.find(b"\n", found.end())
+        if end < 0:
+            end = len(whole)
+        lines.append((start, end))
+        found = _MARKS.search(whole, end + 1) if end < len(whole) else None
+    return lines
 
 
 def _may_hold_prompt(whole: bytes, view: View) -> bool:
     """``has_prompt`` of the cleaned file, from the few lines that can hold a prompt: each
-    line with a prompt mark, cleaned with the line before it, runs of lines kept apart by a
-    NUL line no pattern crosses. Cleaning is line by line, so this says what cleaning the
-    whole file would, at a fraction of the cost."""
-    runs: list[list[int]] = []
-    for found in _MARKED_LINES.finditer(whole):
-        start, end = found.span()
-        if runs and start <= runs[-1][1] + 1:
-            runs[-1][1] = end  # the next line: one run
-        else:
-            runs.append([start, end])
-    if not runs:
+    line with a prompt mark, cleaned with the line before it (a virtualenv's "(name)" may
+    stand there), runs of lines kept apart by a NUL line no pattern crosses. Cleaning is
+    line by line, so this says what cleaning the whole file would, at a fraction of the
+    cost.
+
+    The lines are taken as a scan from the top would take them: at each line, the line and
+    the next when the next holds a mark, else the line alone when it holds one, and on
+    after what was taken (the marks are found with one search each, not a match per line).
+    """
+    marked = _marked_lines(whole)
+    if not marked:
         return False
+    starts = {start: end for start, end in marked}
+    runs: list[list[int]] = []
+    scan = 0  # where the scan from the top stands: the start of a line not yet taken
+    for start, end in marked:
+        if start < scan:
+            continue  # taken with the line before it
+        before = whole.rfind(b"\n", 0, start - 1) + 1 if start > 0 else start
+        if before >= scan and before < start:
+            taken = (before, end)  # the line before it, which holds no mark, and it
+        elif end + 1 in starts:
+            taken = (start, starts[end + 1])  # it and the next, which holds a mark
+        else:
+            taken = (start, end)
+        scan = taken[1] + 1
+        if runs and taken[0] <= runs[-1][1] + 1:
+            runs[-1][1] = taken[1]  # the next line: one run
+        else:
+            runs.append(list(taken))
     subset = b"\n\x00\n".join(whole[a:b] for a, b in runs) + b"\n"
     return normalize.has_prompt(normalize.clean_bytes(subset, view))
 

@@ -94,8 +94,22 @@ _COMMAND_WORD = re.compile(
 )
 
 
+# Characters without which a line is no prompt of any style above: every style ends in
+# "$", "#" (bash), "% ", "> ", "# " (the others) or is an arrow, a lambda or a guillemet.
+_PROMPT_MARKS = ("$", "#", "% ", "> ", "\u279c", "\u276f", "\u03bb", "\u00bb")
+# ... and without which no prompt of another style (the rewritten ones).
+_OTHER_PROMPT_MARKS = ("% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
+
+
+def _may_be_prompt(line: str, marks: tuple[str, ...] = _PROMPT_MARKS) -> bool:
+    """A cheap test before the prompt patterns: most lines hold none of the marks."""
+    return any(mark in line for mark in marks)
+
+
 def prompt_command(line: str) -> tuple[str, str | None] | None:
     """(command, host) of a prompt line in any of the shapes above, or None."""
+    if not _may_be_prompt(line):
+        return None
     match = _PROMPT.match(line)
     if match:
         return match.group("cmd").strip(), None
@@ -111,6 +125,8 @@ def prompt_command(line: str) -> tuple[str, str | None] | None:
 def _bash_style(line: str) -> str:
     """A prompt of another shell written the bash way (parsers read host and command from
     it); every other line as it is."""
+    if not _may_be_prompt(line, _OTHER_PROMPT_MARKS):
+        return line
     match = _OTHER_PROMPT.match(line)
     if match is None or _PROMPT.match(line):
         return line
@@ -120,8 +136,6 @@ def _bash_style(line: str) -> str:
     command, host = found
     return f"{match.group('user')}@{host}:~$ {command}" if host else f"$ {command}"
 
-
-_SRUN = re.compile(r"^srun: ")
 
 # Unambiguous launcher tags, stripped wherever they start a line (and split where glued).
 # Both print the tag right before the program's text, without a space of their own.
@@ -266,7 +280,11 @@ def clean_line(line: str, view: View) -> Iterator[str]:
     of a line: a clean file must read exactly as it did before cleaning."""
     if "\x1b" in line:
         line = _ANSI.sub("", line)
-    if _FENCE.match(line) or _SRUN.match(line) or (view.document and prompt_command(line)):
+    if (
+        (("```" in line or "~~~" in line) and _FENCE.match(line))
+        or line.startswith("srun: ")
+        or (view.document and prompt_command(line))
+    ):
         return
     line = _bash_style(_strip(line, view.layers))
     first, *glued = _split_glued(line, view.hosts)
@@ -276,7 +294,10 @@ def clean_line(line: str, view: View) -> Iterator[str]:
 
 
 def _strip(line: str, layers: tuple[str, ...]) -> str:
-    line = _ALWAYS.sub("", line, count=1)
+    if "[" in line:  # both launcher tags hold one
+        line = _ALWAYS.sub("", line, count=1)
+    if not layers:
+        return line
     kept = ""  # the text of kept layers ("keep:<name>"): a collector's time an NCCL log reads
     for name in layers:
         match = layer_pattern(name).match(line)
@@ -284,7 +305,8 @@ def _strip(line: str, layers: tuple[str, ...]) -> str:
             if name.startswith(KEEP):
                 kept += match.group(0)
             line = line[match.end() :]
-            line = _ALWAYS.sub("", line, count=1)
+            if "[" in line:
+                line = _ALWAYS.sub("", line, count=1)
     return kept + line
 
 
@@ -498,7 +520,11 @@ def plan(sample: bytes) -> View:
     body: list[str] = []
     for line in text.split("\n"):
         line = _ANSI.sub("", line).replace("\r", "") if "\x1b" in line or "\r" in line else line
-        if line.strip() and not (_FENCE.match(line) or _SRUN.match(line) or prompt_command(line)):
+        if line.strip() and not (
+            (("```" in line or "~~~" in line) and _FENCE.match(line))
+            or line.startswith("srun: ")
+            or prompt_command(line)
+        ):
             body.append(line)
             if len(body) >= VOTE_LINES:
                 break
@@ -727,8 +753,24 @@ def _pieces(line: str, view: View) -> Iterable[str]:
         yield from clean_line(line, view)
 
 
-def clean_bytes(data: bytes, view: View) -> bytes:
-    """The cleaned text of a sample (for the sniffers), as UTF-8 bytes."""
+def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> bytes:
+    """The cleaned text of a sample (for the sniffers), as UTF-8 bytes: what ``CleanStream``
+    gives, read at once (no line map; a sample holds no line longer than ``max_line``)."""
     if view.binary or not view.needed:
         return data
-    return CleanStream(io.BytesIO(data), view).read()
+    if len(data) > max_line:  # a line may be cut: the stream does that
+        return CleanStream(io.BytesIO(data), view, max_line=max_line).read()
+    codec = "utf-8" if view.encoding == "utf-8-sig" else view.encoding
+    lines = data.decode(codec, errors="replace").removeprefix("\ufeff").split("\n")
+    if not lines[-1]:
+        lines.pop()  # the empty string after the final newline is no line
+    out = []
+    part = view.part
+    numbered = 0
+    for line in lines:
+        for piece in _pieces(line.rstrip("\r"), view):
+            numbered += 1
+            if part and not part.start <= numbered <= part.end:
+                continue
+            out.append(piece)
+    return "".join(f"{line}\n" for line in out).encode("utf-8")

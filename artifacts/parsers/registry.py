@@ -136,6 +136,46 @@ MAY_BE: dict[str, Callable[[bytes], bool]] = {
     "torch_trace": lambda head: head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{",
 }
 
+
+def _any_of(*needles: bytes) -> Callable[[bytes], bool]:
+    return lambda head: any(needle in head for needle in needles)
+
+
+# Byte strings without which a kind's sniffer accepts nothing: detection skips the sniffer
+# of a cleaned sample that holds none of them (a substring search costs microseconds, a
+# sniffer's line patterns over 64 KiB up to a millisecond, and a sample is sniffed up to a
+# dozen times). A necessary condition read off the sniffer, never a guess: it stays true
+# only while the sniffer does (tests/artifacts/test_sniff_needs.py checks it on every
+# sample). Unlike MAY_BE it says nothing about what the parser reads ("nearest kinds").
+SNIFF_NEEDS: dict[str, Callable[[bytes], bool]] = {
+    # "Executing '", "** title (cuda_...)", legacy "... (nanoseconds)", the table headers
+    "nsys_stats": _any_of(b"Executing '", b"** ", b"(nanoseconds)", b"Total Time (", b"Total ("),
+    "ncu_csv": _any_of(b"Kernel Name"),
+    # the root element or one of the elements the sniffer counts
+    "nccl_topology": _any_of(b"<system", b"<cpu", b"<pci", b"<gpu", b"<net", b"<nvlink"),
+    # "| Diagnostic |" tables, the dcgmi command, dmon's "#Entity" header
+    "dcgm": _any_of(b"|", b"dcgmi", b"Entity"),
+    # the results table ("#bytes ... #iterations") or "Number of qps" under the banner
+    "perftest": _any_of(b"#bytes", b"Number of qps"),
+    # "Configurations:", or rows like FLAG_NAME  True(1) / Array[0..7]
+    "mlxconfig": lambda head: (
+        b"Configurations:" in head or (b"_" in head and (b"(" in head or b"Array[" in head))
+    ),
+    # two of five blocks, at most one of them the trust line
+    "mlnx_qos": _any_of(b"PFC configuration:", b"DCBX mode:", b"dscp2prio mapping", b"ratelimit:"),
+    # every numactl/numastat/lscpu marker names a node, but numastat's numa_hit lines
+    "numa": _any_of(b"node", b"Node", b"numa_hit"),
+    # '"S-...' / '"H-...' node and port names, or "SW|CA <n> <n> 0x<guid>" listings
+    "ibnetdiscover": lambda head: (
+        any(n in head for n in (b'"S-', b'"H-', b'"R-'))
+        or (b"0x" in head and (b"SW" in head or b"CA" in head))
+    ),
+    # TYPE/HELP comments, or labelled samples (name{key="value"})
+    "prometheus_text": lambda head: (
+        b"TYPE" in head or b"HELP" in head or (b"{" in head and b"=" in head and b'"' in head)
+    ),
+}
+
 # Files no parser accepts are kept as plain evidence attachments under this kind.
 OTHER = "other"
 
