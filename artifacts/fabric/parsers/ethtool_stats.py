@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import compress, count
+from operator import ne
 from typing import Any, BinaryIO, ClassVar
 
 from artifacts.fabric.parsers.counters_common import (
@@ -22,9 +24,11 @@ from artifacts.fabric.parsers.counters_common import (
     Snapshot,
     counter_unit,
     prompt,
+    samples_of,
 )
+from artifacts.fabric.parsers.line_blocks import BlockReader
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
+from artifacts.parsers.textutil import find_timestamp, head_text
 
 KIND = "ethtool_stats"
 VERSION = 2
@@ -54,6 +58,9 @@ _FAILURE = re.compile(r"no stats available|Cannot get stats|Operation not suppor
 _QUICK_COUNTER = re.compile(r":\s+-?\d")
 _NIC_WORDS = re.compile(r"rx|tx|pause|packets|bytes|drop|discard|err|pci|queue|_phy\b|vport")
 _FOREIGN = ("hca_id:", "CA '", "Infiniband device", "NVSMI LOG", "/sys/class/", "Bucket ")
+# A plain counter line (spaces, an ASCII name, ": ", digits): _COUNTER reads it as this name
+# and value, so a snapshot of such lines can be followed in bulk (see _Template).
+_PLAIN = re.compile(rb" *([A-Za-z0-9_.\-/#]+): ([0-9]+)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -147,10 +154,14 @@ def accepts(name: str, head: bytes) -> bool:
 
 
 def parse(stream: BinaryIO) -> EthtoolStatsResult:
-    reader = LineReader(stream)
+    reader = BlockReader(stream)
     state = _State()
-    for line in reader:
-        state.feed(line)
+    for piece in reader:
+        if type(piece) is str:
+            state.at = None
+            state.feed(piece)
+        else:
+            state.feed_block(piece)
     if not state.buffer.rows and not state.links:
         message = "no ethtool -S counters (name: value lines) or link settings found"
         if state.failures:
@@ -164,13 +175,106 @@ class _State:
         self.buffer = SampleBuffer(MAX_ROWS)
         self.snapshots: list[dict[str, Any]] = []
         self.current: dict[str, Any] | None = None
-        self.seen: set[str] = set()
+        self._seen: set[str] = set()
         self.pending: dict[str, Any] = {"host": None, "device": None, "label": None, "time": None}
         self.drivers: dict[str | None, dict[str, str]] = {}
         self.failures: list[str] = []
         self.info_device: str | None = None  # from "ethtool -i <dev>"
         self.links: list[dict[str, Any]] = []
         self.settings: dict[str, Any] | None = None  # the open "Settings for <dev>:" block
+        # Reading whole blocks (issue 27): the last snapshot of plain counter lines read line
+        # by line becomes a template; while later snapshots repeat its names line for line
+        # (values may differ), they are taken in bulk, with the same rows and counts.
+        self.template: _Template | None = None
+        self.follow: int | None = None  # the open snapshot is template.names[:follow]
+        self.lines: list[bytes] = []  # the block being read
+        self.at: int | None = None  # the index in it of the line being read
+        self.opened_at: int | None = None  # where the open snapshot began in this block
+        self.bulk_only = False  # the open snapshot was taken in bulk from its first line
+
+    def feed_block(self, chunk: bytes) -> None:
+        """Whole lines (BlockReader): plain counter lines that follow the template are
+        taken in bulk, every other line as ``feed`` takes it."""
+        lines = chunk.split(b"\n")
+        lines.pop()
+        self.lines, self.opened_at = lines, None
+        i, size = 0, len(lines)
+        while i < size:
+            if self.template is not None and self.settings is None:
+                taken = self._follow(lines, i)
+                if taken:
+                    i += taken
+                    continue
+            self.at = i
+            self.feed(lines[i].decode())
+            i += 1
+        self.lines = []
+
+    def _follow(self, lines: list[bytes], i: int) -> int:
+        """How many lines from ``i`` on were taken along the template (0: none)."""
+        template = self.template
+        assert template is not None
+        start = self.follow
+        if start is None or start == len(template.lines):
+            # the template's first line opens a snapshot only where none is open or the
+            # open one already holds its name (what _counter does)
+            if start is None and self.current is not None and template.names[0] not in self.seen:
+                return 0
+            start = 0
+        if not template.holds(start, lines[i]):
+            return 0
+        take = min(len(template.lines) - start, len(lines) - i)
+        part = lines[i : i + take]
+        expected = template.lines[start : start + take]
+        taken = take
+        if part != expected:
+            for j in compress(count(), map(ne, part, expected)):
+                if not template.holds(start + j, part[j]):
+                    taken = j
+                    break
+        if start == 0:
+            self.at = i
+            self._open()  # may learn the closed snapshot: this template matched, keep it
+            self.template, self.opened_at, self.bulk_only = template, i, True
+        current = self.current
+        assert current is not None
+        current["counters"] += taken
+        self.follow = start + taken
+        buffer = self.buffer
+        room = buffer.room()
+        if room < taken:
+            buffer.dropped += taken - room
+        if room:
+            host, device = current["host"], current["device"]
+            captured_at, index = current["captured_at"], current["index"]
+            end = start + min(room, taken)
+            cuts = template.cuts
+            values = [int(line[cuts[j] :]) for j, line in enumerate(part[: end - start], start)]
+            buffer.rows += samples_of(
+                host,
+                device,
+                None,
+                template.names[start:end],
+                values,
+                template.units[start:end],
+                captured_at,
+                index,
+            )
+        return taken
+
+    @property
+    def seen(self) -> set[str]:
+        """The names of the open snapshot (made from the template where it was followed)."""
+        if self.follow is not None:
+            assert self.template is not None
+            self._seen = set(self.template.names[: self.follow])
+            self.follow = None
+            self.bulk_only = False  # read on line by line
+        return self._seen
+
+    @seen.setter
+    def seen(self, value: set[str]) -> None:
+        self._seen, self.follow = value, None
 
     def feed(self, line: str) -> None:
         if self.settings is not None and self._setting(line):
@@ -277,6 +381,7 @@ class _State:
 
     def _open(self) -> None:
         self._close()
+        self.opened_at, self.bulk_only = self.at, False
         previous = self.snapshots[-1] if self.snapshots else None
         # A repeated counter without any header: same NIC, next reading.
         device = self.pending["device"] or (previous["device"] if previous else None)
@@ -295,8 +400,22 @@ class _State:
 
     def _close(self) -> None:
         if self.current is not None:
+            self._learn()
             self.current = None
             self.seen = set()
+
+    def _learn(self) -> None:
+        """The open snapshot, closed by line ``at``, becomes the template when all of it was
+        read from this block, every line of it a plain counter line."""
+        start, end = self.opened_at, self.at
+        assert self.current is not None
+        if start is None or end is None or self.bulk_only:
+            return
+        if not 0 < self.current["counters"] == end - start:
+            return  # not every line a counter (blank lines, notes)
+        template = _Template.of(self.lines[start:end])
+        if template is not None:
+            self.template = template
 
     def _driver_info(self, key: str, value: str) -> None:
         device = self.info_device or self.pending["device"]
@@ -341,6 +460,38 @@ class _State:
             ),
             warnings=tuple(warnings),
         )
+
+
+class _Template:
+    """The lines of a snapshot of plain counter lines, with the name each holds."""
+
+    def __init__(self, lines: list[bytes], names: list[str], cuts: list[int]) -> None:
+        self.lines = lines
+        self.names = names
+        self.cuts = cuts  # where each line's value begins
+        self.prefixes = [line[:cut] for line, cut in zip(lines, cuts, strict=True)]
+        self.units = [counter_unit(name) for name in names]
+
+    def holds(self, index: int, line: bytes) -> bool:
+        """Whether ``line`` is the template's line ``index`` with any digits for a value."""
+        if line == self.lines[index]:
+            return True
+        prefix = self.prefixes[index]
+        cut = len(prefix)
+        return len(line) > cut and line.startswith(prefix) and line[cut:].isdigit()
+
+    @classmethod
+    def of(cls, lines: list[bytes]) -> _Template | None:
+        names, cuts = [], []
+        for line in lines:
+            plain = _PLAIN.fullmatch(line)
+            if plain is None:
+                return None
+            names.append(plain[1].decode())
+            cuts.append(plain.start(2))
+        if len(set(names)) != len(names):
+            return None
+        return cls(lines, names, cuts)
 
 
 def _link(block: dict[str, Any]) -> LinkSettings:
