@@ -42,7 +42,12 @@ _SXID = re.compile(
 _PID = re.compile(r"^pid=(?P<pid>\d+|'<unknown>'), name=(?P<name>[^,]*),\s*(?P<msg>.*)$")
 _GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F\-]+)")
 _SERIAL = re.compile(r"NVRM: GPU Board Serial Number: (?P<serial>\S+)")
-_DRIVER = re.compile(r"NVRM: loading NVIDIA UNIX [\w\-]+ Kernel Module\s+(?P<v>\d+\.\d+(?:\.\d+)?)")
+# "NVIDIA UNIX x86_64 Kernel Module  535.104.05" (proprietary) or "NVIDIA UNIX Open Kernel
+# Module for x86_64  580.159.04" (the open modules, default since 560)
+_DRIVER = re.compile(
+    r"NVRM: loading NVIDIA UNIX (?:Open Kernel Module for [\w\-]+|[\w\-]+ Kernel Module)"
+    r"\s+(?P<v>\d+\.\d+(?:\.\d+)?)"
+)
 _NVRM = re.compile(r"NVRM: (?P<msg>\S.*?)\s*$")
 _NVRM_DEVICE = re.compile(
     r"(?:PCI:|GPU )(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"

@@ -249,7 +249,8 @@ class GpuInfo:
 class NvidiaSmiResult(ParseResult):
     kind: ClassVar[str] = "nvidia_smi"
 
-    formats: tuple[str, ...] = ()  # the parts seen: q_text | q_xml | table | topo | p2p | nvlink
+    # the parts seen: q_text | q_xml | table | query | topo | p2p | nvlink | dmon
+    formats: tuple[str, ...] = ()
     timestamp: str | None = None
     driver_version: str | None = None
     cuda_version: str | None = None
@@ -261,6 +262,7 @@ class NvidiaSmiResult(ParseResult):
     samples: tuple[CounterSample, ...] = ()
     p2p: tuple[P2pMatrix, ...] = ()  # topo -p2p r|w|n|a|p matrices
     query_gpus: tuple[dict[str, str], ...] = ()  # --query-gpu CSV rows: field -> as printed
+    dmon_rows: tuple[dict[str, str], ...] = ()  # dmon rows: column -> as printed ("-": none)
 
     def summary(self) -> dict[str, Any]:
         gpus = self.gpus or self.table_gpus
@@ -297,6 +299,7 @@ def accepts(name: str, head: bytes) -> bool:
         or ViewReader.looks_like_topology(text)
         or ViewReader.looks_like_nvlink_status(text)
         or ViewReader.looks_like_query(text)
+        or ViewReader.looks_like_dmon(text)
     )
 
 
@@ -471,6 +474,7 @@ def _result(
         _table_samples(buffer, row, timestamp)
     if views is not None:
         _query_samples(buffer, views.query_rows, views.query_units(), timestamp)
+        _dmon_samples(buffer, views.dmon_rows, views.dmon_units())
     return NvidiaSmiResult(
         formats=tuple(formats),
         timestamp=timestamp,
@@ -484,6 +488,7 @@ def _result(
         samples=tuple(buffer.rows),
         p2p=tuple(views.p2p()) if views else (),
         query_gpus=tuple(views.query_rows) if views else (),
+        dmon_rows=tuple(views.dmon_rows) if views else (),
         warnings=tuple(warnings + buffer.warnings()),
     )
 
@@ -609,6 +614,49 @@ def _query_samples(
                 continue
             unit = _QUERY_UNITS.get(name) or units.get(name) or "count"
             buffer.add(CounterSample(None, device, None, name, value, unit, time))
+
+
+# dmon columns -> the --query-gpu names of the same quantity (nvidia-smi's dmon help); the
+# others keep their dmon name as "dmon.<column>" with the unit of the units row.
+_DMON_NAMES = {
+    "pwr": "power.draw",
+    "gtemp": "temperature.gpu",
+    "mtemp": "temperature.memory",
+    "sm": "utilization.gpu",
+    "mem": "utilization.memory",
+    "enc": "utilization.encoder",
+    "dec": "utilization.decoder",
+    "jpg": "utilization.jpeg",
+    "ofa": "utilization.ofa",
+    "mclk": "clocks.mem",
+    "pclk": "clocks.gr",
+    "fb": "memory.used",
+}
+_DMON_LABELS = frozenset({"gpu", "date", "time"})
+
+
+def _dmon_samples(buffer: SampleBuffer, rows: list[dict[str, str]], units: dict[str, str]) -> None:
+    """One snapshot per interval (a GPU index seen again starts the next one), timed when
+    dmon printed its Date and Time columns (-o DT)."""
+    snapshot, in_snapshot = 0, set()
+    for row in rows:
+        if row["gpu"] in in_snapshot:
+            snapshot, in_snapshot = snapshot + 1, set()
+        in_snapshot.add(row["gpu"])
+        date, clock = row.get("date", ""), row.get("time", "")
+        time = (
+            f"{date[:4]}-{date[4:6]}-{date[6:8]}T{clock}"
+            if len(date) == 8 and date.isdigit() and clock.count(":") == 2
+            else None
+        )
+        for column, raw in row.items():
+            value = None if column in _DMON_LABELS else _measure(raw)
+            if value is None:
+                continue
+            name = _DMON_NAMES.get(column, f"dmon.{column}")
+            unit = {"MB": "MiB"}.get(units.get(column, ""), units.get(column, "")) or "count"
+            device = f"GPU {row['gpu']}"
+            buffer.add(CounterSample(None, device, None, name, value, unit, time, snapshot))
 
 
 def _norm(key: str) -> str:

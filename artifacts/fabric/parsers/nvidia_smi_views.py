@@ -160,6 +160,16 @@ class NvLink:
     active: bool
 
 
+# ``nvidia-smi dmon``'s header: "# gpu" (after "Date" / "Time" with -o DT) and then the short
+# names of its -s groups (power/temperature, utilization, clocks, violations, memory, ECC,
+# PCIe throughput).
+_DMON_HEADER = re.compile(
+    r"^#\s*(?:Date\s+)?(?:Time\s+)?gpu\s+(?:pwr|gtemp|mtemp|sm|mem|enc|dec|jpg|ofa|mclk|pclk"
+    r"|pviol|tviol|fb|bar1|ccpm|sbecc|dbecc|pci|rxpci|txpci)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 class ViewReader:
     def __init__(self) -> None:
         self.timestamp: str | None = None
@@ -183,6 +193,11 @@ class ViewReader:
         self._query_units: dict[str, str] = {}  # "memory.total" -> "MiB" (from the headers)
         self._legend: dict[str, str] = {}
         self._nvlink_gpu: re.Match[str] | None = None
+        # dmon: the columns of the last "# gpu pwr ..." header, its units row, and the rows
+        self._dmon_columns: list[str] = []
+        self._dmon_units: list[str] = []
+        self._dmon_units_next = False
+        self.dmon_rows: list[dict[str, str]] = []
         self._dropped = 0
         self._seen_lines = 0
         self._date_above: str | None = None
@@ -190,7 +205,12 @@ class ViewReader:
     @property
     def found(self) -> bool:
         return bool(
-            self.table_gpus or self._matrices or self.nvlinks or self._table or self.query_rows
+            self.table_gpus
+            or self._matrices
+            or self.nvlinks
+            or self._table
+            or self.query_rows
+            or self.dmon_rows
         )
 
     def formats(self) -> list[str]:
@@ -200,6 +220,7 @@ class ViewReader:
             + (["topo"] if self.topology() else [])
             + (["p2p"] if self.p2p() else [])
             + (["nvlink"] if self.nvlinks else [])
+            + (["dmon"] if self.dmon_rows else [])
         )
 
     @staticmethod
@@ -231,6 +252,8 @@ class ViewReader:
             self._date_above = stamp[0] if stamp else None
             if stamp:
                 return
+        if self._dmon_line(line):
+            return
         if line.startswith("|") or line.startswith("+"):
             if self.timestamp is None and self._date_above:
                 self.timestamp = self._date_above
@@ -286,6 +309,43 @@ class ViewReader:
                 mig_mode=None,
             )
         )
+
+    # --- dmon ------------------------------------------------------------------------------
+
+    @staticmethod
+    def looks_like_dmon(text: str) -> bool:
+        return bool(_DMON_HEADER.search(text))
+
+    def _dmon_line(self, line: str) -> bool:
+        """``nvidia-smi dmon``: a ``# gpu pwr gtemp ...`` header (``#Date Time gpu ...`` with
+        ``-o DT``), a ``# Idx W C ...`` units row, then one row per GPU per interval; the
+        header is printed again every so often."""
+        if line.startswith("#"):
+            words = line[1:].split()
+            if _DMON_HEADER.match(line):
+                self._dmon_columns = [w.lower() for w in words]
+                self._dmon_units, self._dmon_units_next = [], True
+                return True
+            if self._dmon_units_next and len(words) == len(self._dmon_columns):
+                self._dmon_units, self._dmon_units_next = words, False
+                return True
+            return False
+        if not self._dmon_columns:
+            return False
+        words = line.split()
+        if len(words) != len(self._dmon_columns):
+            return False
+        row = dict(zip(self._dmon_columns, words, strict=True))
+        if not row["gpu"].isdigit():
+            return False
+        if len(self.dmon_rows) >= MAX_ROWS:
+            self._dropped += 1
+        else:
+            self.dmon_rows.append(row)
+        return True
+
+    def dmon_units(self) -> dict[str, str]:
+        return dict(zip(self._dmon_columns, self._dmon_units, strict=False))
 
     # --- --query-gpu CSV ---------------------------------------------------------------------
 

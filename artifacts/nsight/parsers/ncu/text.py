@@ -127,12 +127,16 @@ class _State:
             # into keeps the sections that follow
             self.close_rule()
             return
-        if (m := _KERNEL.match(line)) and not self.in_table:
-            text = m["line"]
-            if _LAUNCH.match(text) or _TIMED.match(text):
-                self.shaped = True
-                self._kernel(text)
-            elif not self.shaped and _BARE_NAME.match(text) and not self._awaiting_sections():
+        kernel = _KERNEL.match(line)
+        if kernel and (_LAUNCH.match(kernel["line"]) or _TIMED.match(kernel["line"])):
+            # a launch line starts the next kernel even where the last one's rules left a
+            # table open (ncu 2025 separates rules with a "----- ----" line, table-shaped)
+            self.shaped = True
+            self._kernel(kernel["line"])
+            return
+        if kernel and not self.in_table:
+            text = kernel["line"]
+            if not self.shaped and _BARE_NAME.match(text) and not self._awaiting_sections():
                 self.pending = text
             return
         if self.pending is not None and (_SECTION.match(line) or _NVTX_HEADER.match(line)):
