@@ -20,15 +20,26 @@ step nvidia_smi_topo_m.txt 20 nvidia-smi topo -m
 step nvidia_smi_query.csv 20 nvidia-smi --format=csv \
     --query-gpu=index,name,uuid,driver_version,pci.bus_id,pcie.link.gen.current,pcie.link.width.current,temperature.gpu,power.draw,clocks.sm,clocks.mem,utilization.gpu,memory.used,memory.total
 step nvidia_smi_dmon.txt 20 nvidia-smi dmon -c 5
+step nvidia_smi_q.xml 30 nvidia-smi -q -x
+step nvidia_smi.txt 20 nvidia-smi
+step nvidia_smi_q_performance.txt 20 nvidia-smi -q -d PERFORMANCE,CLOCK,POWER
+step nvidia_smi_nvlink.txt 20 nvidia-smi nvlink --status
+step nvidia_smi_topo_p2p_r.txt 20 nvidia-smi topo -p2p r
+# every dmon group, dated, sampled while the training step below runs
+timeout 150 nvidia-smi dmon -s pucvmet -o DT -c 40 >"$out/nvidia_smi_dmon_all.txt" 2>&1 &
+dmon=$!
 step proc_interrupts.txt 5 cat /proc/interrupts
 step sysctl_a.txt 10 sysctl -a
 step dmesg.txt 5 dmesg
 step lscpu.txt 5 lscpu
 step train_step.log 120 env NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,COLL,NET,GRAPH,ENV \
     "$py" "$here/train_step.py" --trace "$out/torch_trace_train_step.json"
+wait "$dmon"
 step ncu_train_step.csv 180 ncu --csv --clock-control none --launch-count 40 \
     "$py" "$here/train_step.py" --steps 1
 step ncu_train_step.txt 90 ncu --clock-control none --launch-count 6 \
+    "$py" "$here/train_step.py" --steps 1
+step ncu_train_step_raw.csv 90 ncu --csv --page raw --clock-control none --launch-count 6 \
     "$py" "$here/train_step.py" --steps 1
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"
 ls -l "$out" "$out.tar.gz"

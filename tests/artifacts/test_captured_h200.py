@@ -32,6 +32,12 @@ def test_every_captured_file_is_recognised():
         "ncu_train_step.csv.gz": "ncu_csv",
         "ncu_train_step.txt": "ncu_text",
         "nvidia_smi_dmon.txt": "nvidia_smi",
+        "nvidia_smi_dmon_all.txt": "nvidia_smi",
+        "nvidia_smi.txt": "nvidia_smi",
+        "nvidia_smi_q.xml": "nvidia_smi",
+        "nvidia_smi_q_performance.txt": "nvidia_smi",
+        "nvidia_smi_topo_p2p_r.txt": "nvidia_smi",
+        "ncu_train_step_raw.csv": "ncu_csv",
         "nvidia_smi_q.txt": "nvidia_smi",
         "nvidia_smi_query.csv": "nvidia_smi",
         "nvidia_smi_topo_m.txt": "nvidia_smi",
@@ -73,7 +79,8 @@ def test_the_nccl_log_of_the_same_run():
 
 
 @pytest.mark.parametrize(
-    ("name", "kernels"), [("ncu_train_step.csv.gz", 40), ("ncu_train_step.txt", 6)]
+    ("name", "kernels"),
+    [("ncu_train_step.csv.gz", 40), ("ncu_train_step.txt", 6), ("ncu_train_step_raw.csv", 6)],
 )
 def test_nsight_compute_reports_keep_every_kernel(name, kernels):
     _, report = parsed(name)
@@ -96,6 +103,39 @@ def test_nvidia_smi_views():
     assert topo["topology"]["affinities"][0]["cpu_affinity"] == "0-15"
     _, query = parsed("nvidia_smi_query.csv")
     assert query["query_gpus"][0]["name"] == "NVIDIA H200"
+
+
+def test_more_nvidia_smi_views_of_the_second_machine():
+    _, xml = parsed("nvidia_smi_q.xml")
+    (gpu,) = xml["gpus"]
+    assert (xml["formats"], gpu["name"], gpu["bus_id"]) == (
+        ["q_xml"],
+        "NVIDIA H200",
+        "00000000:00:06.0",
+    )
+    _, table = parsed("nvidia_smi.txt")
+    assert [(g["name"], g["memory_total_mib"]) for g in table["table_gpus"]] == [
+        ("NVIDIA H200", 143771)
+    ]
+    _, perf = parsed("nvidia_smi_q_performance.txt")
+    (gpu,) = perf["gpus"]
+    assert (gpu["power_limit_w"], gpu["max_clocks_sm_mhz"], gpu["clock_event_reasons"]) == (
+        700.0,
+        1980,
+        ["idle"],
+    )
+    # one GPU: a matrix of "X" alone, told from topo -m by its legend
+    _, p2p = parsed("nvidia_smi_topo_p2p_r.txt")
+    assert (p2p["formats"], p2p["p2p"]) == (
+        ["p2p"],
+        [{"mode": None, "devices": ["GPU0"], "links": []}],
+    )
+    _, dmon = parsed("nvidia_smi_dmon_all.txt")
+    columns = set(dmon["dmon_rows"][0])
+    assert {"date", "time", "pviol", "tviol", "fb", "bar1", "sbecc", "rxpci", "txpci"} <= columns
+    first = {s["counter"]: (s["value"], s["unit"]) for s in dmon["samples"] if s["snapshot"] == 0}
+    assert first["dmon.txpci"][1] == "MB/s" and first["memory.used"][1] == "MiB"
+    assert dmon["samples"][0]["captured_at"] == "2026-12-04T11:59:53"
 
 
 def test_nvidia_smi_dmon_gives_one_snapshot_per_interval():

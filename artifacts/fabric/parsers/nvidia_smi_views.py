@@ -187,6 +187,7 @@ class ViewReader:
         # topo -m one also fills the _topo_* fields above
         self._matrices: list[tuple[str | None, list[str], dict[str, list[str]]]] = []
         self._p2p_mode: str | None = None
+        self._p2p_legend = False
         # --query-gpu CSV: the header's field names and units, then the rows read under it
         self._query_fields: list[tuple[str, str | None]] = []
         self.query_rows: list[dict[str, str]] = []
@@ -225,8 +226,12 @@ class ViewReader:
 
     @staticmethod
     def looks_like_topology(text: str) -> bool:
+        # a one-GPU machine's p2p matrix is "GPU0" over "GPU0 X": its legend says what it is
+        alone = "= Self" in text and ("= Status Ok" in text or "= Connection traversing" in text)
         return any(
-            "GPU0" in line and ("Affinity" in line or "GPU1" in line) and line.split()[0] == "GPU0"
+            "GPU0" in line
+            and ("Affinity" in line or "GPU1" in line or alone)
+            and line.split()[0] == "GPU0"
             for line in text.splitlines()[:200]
             if line.strip()
         ) and bool(re.search(r"^\s*GPU0\s+X\b", text, re.MULTILINE))
@@ -425,6 +430,9 @@ class ViewReader:
             )
 
     def _legend_line(self, line: str) -> bool:
+        if "= Chipset not supported" in line:  # the legend of a topo -p2p matrix
+            self._p2p_legend = True
+            return True
         m = _LEGEND.match(line)
         if m and self._matrices:
             self._legend[m["key"]] = m["value"]
@@ -433,10 +441,11 @@ class ViewReader:
 
     _extras: list[str] = []
 
-    @staticmethod
-    def _is_p2p(rows: dict[str, list[str]]) -> bool:
+    def _is_p2p(self, rows: dict[str, list[str]]) -> bool:
         cells = {c for row in rows.values() for c in row if c != "X"}
-        return bool(cells) and cells <= _P2P_CELLS
+        if not cells:  # one GPU, no peer: only the legend tells p2p from topo -m
+            return self._p2p_legend
+        return cells <= _P2P_CELLS
 
     def p2p(self) -> list[P2pMatrix]:
         out = []
