@@ -83,7 +83,7 @@ def main() -> None:
             activities=activities, schedule=schedule, record_shapes=True, with_stack=False
         ) as profiler:
             for _ in range(args.steps + 2):
-                with torch.profiler.record_function("ProfilerStep_train"):
+                with torch.profiler.record_function("train_step"):
                     step()
                 profiler.step()
         torch.cuda.synchronize()

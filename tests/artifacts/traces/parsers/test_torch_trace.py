@@ -163,7 +163,11 @@ def test_kernel_breakdown_agrees_with_hta(path: Path) -> None:
     if path.name == "hta_triton_example.json.gz":
         pytest.skip("HTA counts a CPU op as a kernel here (see the expected file's note)")
     ref = expected(path)
-    span = ref["temporal"]["kernel_time_us"]
+    check_kernels_against_hta(path, ref, ref["temporal"]["kernel_time_us"])
+
+
+def check_kernels_against_hta(path: Path, ref: dict[str, Any], span: float) -> None:
+    """Kernel types and the per-name table over HTA's window agree with HTA's ``ref``."""
     mine_types = {r["type"]: r["sum_us"] for r in parsed(path).breakdown_steps["kernel_types"]}
     for row in ref["kernel_types"]:
         assert_close(mine_types.get(row["type"], 0.0), row["sum_us"], span, row["type"])
@@ -183,11 +187,20 @@ def test_kernel_breakdown_agrees_with_hta(path: Path) -> None:
 @pytest.mark.parametrize("path", HTA_OK, ids=_ids(HTA_OK))
 def test_idle_and_launch_statistics_agree_with_hta(path: Path) -> None:
     ref = expected(path)
-    span = ref["temporal"]["kernel_time_us"]
+    check_idle_against_hta(path, ref, ref["temporal"]["kernel_time_us"])
+    stats = launch_stats(path)
+    if path.name in {"hta_amd_mi250_rocm62.json.gz", "hta_triton_example.json.gz"}:
+        # HTA only knows the CUDA runtime launch calls; PerfHub also counts HIP/driver ones.
+        assert ref["launch"]["launches"] == 0 and stats["launches"] > 0
+        return
+    for key, value in ref["launch"].items():
+        assert stats[key] == value, key
+
+
+def check_idle_against_hta(path: Path, ref: dict[str, Any], span: float) -> None:
     cols = columns_of(path)
     w, cpu = cols.hta_window(), cols.cpu
-    cpu_ts = np.ceil(cpu["ts"])
-    cpu_dur = np.floor(cpu["ts"] + cpu["dur"]) - cpu_ts  # HTA rounds host events too
+    cpu_ts = np.ceil(cpu["ts"])  # HTA rounds host events too
     kernels = w["kind"] != 3  # not stream syncs
     idle = tb.idle_breakdown(
         w["ts"][kernels],
@@ -203,21 +216,23 @@ def test_idle_and_launch_statistics_agree_with_hta(path: Path) -> None:
     for row in ref["idle"]:
         got = mine.get((row["stream"], row["category"]), 0.0)
         assert_close(got, row["idle_us"], span, f"stream {row['stream']} {row['category']}")
+
+
+def launch_stats(path: Path) -> dict[str, Any]:
+    """Kernel launch statistics over HTA's window, with HTA's rounding of host events."""
+    cols = columns_of(path)
+    w, cpu = cols.hta_window(), cols.cpu
+    cpu_ts = np.ceil(cpu["ts"])
+    cpu_dur = np.floor(cpu["ts"] + cpu["dur"]) - cpu_ts
     launch_flag = tb.lookup(cpu["correlation"], cpu["launch"].astype(float), w["correlation"])
     pairs = launch_flag == 1.0
     corr = w["correlation"][pairs]
-    stats = tb.launch_stats(
+    return tb.launch_stats(
         tb.lookup(cpu["correlation"], cpu_ts, corr),
         tb.lookup(cpu["correlation"], cpu_dur, corr),
         w["ts"][pairs],
         w["dur"][pairs],
     )
-    if path.name in {"hta_amd_mi250_rocm62.json.gz", "hta_triton_example.json.gz"}:
-        # HTA only knows the CUDA runtime launch calls; PerfHub also counts HIP/driver ones.
-        assert ref["launch"]["launches"] == 0 and stats["launches"] > 0
-        return
-    for key, value in ref["launch"].items():
-        assert stats[key] == value, key
 
 
 @pytest.mark.parametrize("path", [p for p in TORCH if p.name in CPU_ONLY], ids=lambda p: p.name)
