@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from itertools import compress, count
+from operator import ne
 from typing import Any, BinaryIO, ClassVar
 
 from artifacts.fabric.parsers.counters_common import (
@@ -32,7 +34,9 @@ from artifacts.fabric.parsers.counters_common import (
     normalise_state,
     prompt,
     rate_gbps,
+    samples_of,
 )
+from artifacts.fabric.parsers.line_blocks import BlockReader
 from artifacts.fabric.parsers.rdma_qp import (
     JsonBlock,
     QpCounterSet,
@@ -49,7 +53,7 @@ from artifacts.fabric.parsers.rdma_qp import (
     split_words,
 )
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.textutil import LineReader, find_timestamp, head_text
+from artifacts.parsers.textutil import find_timestamp, head_text
 
 KIND = "rdma_counters"
 VERSION = 1
@@ -181,10 +185,14 @@ def _is_counter_path_line(line: str) -> bool:
 
 def parse(stream: BinaryIO, *, name: str | None = None) -> RdmaCountersResult:
     """``name`` (the upload's file name) helps bare name:value lists find their device."""
-    reader = LineReader(stream)
+    reader = BlockReader(stream)
     state = _State(name)
-    for line in reader:
-        state.feed(line)
+    for piece in reader:
+        if type(piece) is str:
+            state.recording = None
+            state.feed(piece)
+        else:
+            state.feed_block(piece)
     state.finish()
     if not state.buffer.rows and not state.ports and not state.hcas and not state.qps:
         raise ParseError(
@@ -227,6 +235,137 @@ class _State:
         self.pending: str | None = None  # a counter name whose value wrapped to the next line
         self.parts: dict[str, None] = {}  # the shapes seen (RdmaCountersResult.parts)
         self.ttar = False  # a ttar archive: values may end in its "EOF" marker
+        # Reading whole blocks (issue 27): a run of lines read one by one up to the next copy
+        # of its first line becomes a template (_Unit) when what it did depended only on the
+        # state it began in; a later run that begins in the same state and repeats its lines
+        # (numbers may differ) then adds the same snapshots and rows in bulk.
+        self.template: _Unit | None = None
+        self.recording: _Recording | None = None
+        self.side = 0  # reads that changed anything but rows and snapshots (ports, QPs, ...)
+        self.at = 0  # the index in its block of the line being read
+        # a run that did not begin with a new snapshot: the next one begins where it opened
+        self.start_hint: bytes | None = None
+
+    def feed_block(self, chunk: bytes) -> None:
+        lines = chunk.split(b"\n")
+        lines.pop()
+        self.recording, self.start_hint = None, None
+        i, size = 0, len(lines)
+        while i < size:
+            line = lines[i]
+            template = self.template
+            if template is not None and template.holds(0, line):
+                taken = self._follow(template, lines, i)
+                if taken:
+                    self.recording = None
+                    i += taken
+                    continue
+            recording = self.recording
+            stripped = line.translate(None, _DIGITS)
+            # the run ends where its first line comes again (its numbers may differ)
+            if recording is not None and stripped == recording.first:
+                self._learn(lines, recording, i)
+                self.recording = None
+                if self.template is not None and self.template is not template:
+                    continue  # the run just learned may begin here
+            if (
+                self.recording is None or i - self.recording.start > _MAX_UNIT_LINES
+            ) and self.start_hint in (None, stripped):
+                self.recording = _Recording(i, stripped, self._state(), self.side)
+                self.start_hint = None
+            self.at = i
+            self.feed(line.decode())
+            i += 1
+        self.recording = None
+
+    def _state(self) -> tuple[Any, ...]:
+        """What a line's reading depends on, other than the snapshot it adds to."""
+        return (
+            self.bare_device, self.bare_port, self.host, self.time, self.label, self.last is None,
+            self.head_path, self.link, self.force_new, self.current is None, self.json is None,
+            self.replaying, self.pending, self.ttar, len(self.sets), len(self.qps),
+            self.json_errors,
+        )  # fmt: skip
+
+    def _learn(self, lines: list[bytes], recording: _Recording, end: int) -> None:
+        samples = recording.samples
+        if recording.open_at is not None:
+            self.start_hint = lines[recording.open_at].translate(None, _DIGITS)
+        if (
+            not samples
+            or not recording.opens
+            or recording.opens[0][0] != 0  # the first sample opened a snapshot
+            or self.side != recording.side
+            or self.current is not None
+            or self.json is not None
+            or self.head_path is not None
+            or not recording.before[10]  # a JSON document was being collected
+        ):
+            return
+        after = self._state()
+        if after[14:] != recording.before[14:]:  # counter sets, QPs, JSON errors added
+            return
+        unit = _Unit.of(lines[recording.start : end], recording, after, self.seen)
+        if unit is not None:
+            self.template = unit
+
+    def _follow(self, unit: _Unit, lines: list[bytes], i: int) -> int:
+        """How many lines from ``i`` on were added in bulk as copies of the template (0:
+        none). A unit that ends in the state it began in can follow itself."""
+        if self._state() != unit.before or not (unit.first_forced or unit.first_key in self.seen):
+            return 0
+        size, end, start = len(unit.lines), len(lines), i
+        while i + size <= end:
+            part = lines[i : i + size]
+            values = unit.values
+            if part != unit.lines:
+                values = list(values)
+                for j in compress(count(), map(ne, part, unit.lines)):
+                    found = unit.numbers(j, part[j])
+                    if found is None:
+                        break
+                    at = unit.value_at[j]
+                    values[at : at + len(found)] = found
+                else:
+                    found = []
+                if found is None:
+                    break
+            self._add(unit, values)
+            i += size
+            if not unit.follows_itself:
+                break
+        if i == start:
+            return 0
+        (
+            self.bare_device, self.bare_port, self.host, self.time, self.label, _,
+            self.head_path, self.link, self.force_new, _, _,
+            self.replaying, self.pending, self.ttar, *_,
+        ) = unit.after  # fmt: skip
+        self.current = None
+        self.seen = set(unit.seen)
+        return i - start
+
+    def _add(self, unit: _Unit, values: list[int]) -> None:
+        """The snapshots and rows of one copy of the unit (what _open and _sample do)."""
+        buffer, snapshots = self.buffer, self.snapshots
+        first = 0
+        for group in unit.groups:
+            snapshot = {
+                "index": len(snapshots) + self.unlisted,
+                **group.snapshot,
+                "devices": set(group.devices),
+            }
+            if len(snapshots) < MAX_SNAPSHOTS:
+                snapshots.append(snapshot)
+            else:
+                self.unlisted += 1
+            self.last = snapshot
+            taken = len(group.names)
+            room = 0 if buffer.full() else min(buffer.room(), taken)
+            if room:
+                buffer.rows += group.rows(snapshot["index"], values[first : first + room])
+            buffer.dropped += taken - room
+            first += taken
 
     def feed(self, line: str) -> None:
         if self.json is not None:
@@ -234,6 +373,7 @@ class _State:
                 self._json_done()
             return
         if _JSON_START.match(line) and not self.replaying:
+            self.side += 1
             self.link = None
             self.json = JsonBlock()
             self.feed(line)
@@ -312,6 +452,7 @@ class _State:
         if "state" in words and not lowered & {"lqpn", "cntn"}:
             # rdma link show: "state ACTIVE physical_state LINK_UP ..."
             attrs = dict(zip(words[::2], words[1::2], strict=False))
+            self.side += 1
             self.parts["rdma_link"] = None
             if port is not None:
                 entry = self.ports.setdefault((device, port), {})
@@ -355,6 +496,7 @@ class _State:
     # --- JSON ---------------------------------------------------------------------------
 
     def _json_done(self) -> None:
+        self.side += 1
         block, self.json = self.json, None
         assert block is not None
         try:
@@ -417,11 +559,13 @@ class _State:
             self.parts["sysfs_counters"] = None
             return True
         if m := _PATH_PORT_ATTR.search(path):
+            self.side += 1
             self.ports.setdefault((m["dev"], int(m["port"])), {})[m["attr"]] = value
             self.parts["sysfs_port_attributes"] = None
             return True
         m = _PATH_DEV_ATTR.search(path)
         if m and ("infiniband/" in path or _NAME_HINT.fullmatch(m["dev"])):
+            self.side += 1
             self.hcas.setdefault(m["dev"], {})[m["attr"]] = value
             self.parts["sysfs_device_attributes"] = None
             return True
@@ -434,6 +578,7 @@ class _State:
         if not m:
             return bool(_TTAR_META.match(line))  # ttar's bookkeeping lines around each file
         self.head_path = m["path"]
+        self.side += 1
         return True
 
     def _head_value(self, line: str) -> None:
@@ -485,8 +630,13 @@ class _State:
 
     def _sample(self, device: str | None, port: int | None, name: str, value: int) -> None:
         key = (device, port, name)
-        if self.last is None or self.force_new or key in self.seen:
+        forced = self.last is None or self.force_new
+        if forced or key in self.seen:
             self._open()
+            if self.recording is not None:
+                self.recording.opened(forced, self.last, self.at)
+        if self.recording is not None:
+            self.recording.samples.append((device, port, name, value))
         self.seen.add(key)
         snapshot = self._current()
         snapshot["counters"] += 1
@@ -603,3 +753,143 @@ class _State:
             lmc=attrs.get("lid_mask_count"),
             capability_mask=attrs.get("cap_mask"),
         )
+
+
+_MAX_UNIT_LINES = 10_000
+
+
+class _Recording:
+    """What the lines read one by one since ``start`` did: their samples and snapshots."""
+
+    def __init__(self, start: int, line: bytes, before: tuple[Any, ...], side: int) -> None:
+        self.start = start
+        self.first = line
+        self.open_at: int | None = None
+        self.before = before
+        self.side = side
+        self.samples: list[tuple[str | None, int | None, str, int]] = []
+        self.first_forced = False  # the first sample opened a snapshot whatever was seen
+        self.opens: list[tuple[int, dict[str, Any]]] = []  # (sample index, snapshot)
+
+    def opened(self, forced: bool, snapshot: dict[str, Any] | None, at: int) -> None:
+        if not self.samples:
+            self.first_forced = forced
+        elif not self.opens:
+            self.open_at = at  # where a run that begins with a new snapshot would begin
+        assert snapshot is not None
+        self.opens.append((len(self.samples), snapshot))
+
+
+class _Group:
+    """The samples of one snapshot a unit opens."""
+
+    def __init__(
+        self,
+        snapshot: dict[str, Any],
+        samples: list[tuple[str | None, int | None, str, int]],
+    ) -> None:
+        self.snapshot = {k: snapshot[k] for k in ("host", "label", "time")}
+        self.snapshot["counters"] = len(samples)
+        self.devices = frozenset(snapshot["devices"])
+        self.devices_of = [s[0] for s in samples]
+        self.ports = [s[1] for s in samples]
+        self.names = [s[2] for s in samples]
+        self.units = [counter_unit(s[2]) for s in samples]
+        self.one_device = len(set(zip(self.devices_of, self.ports, strict=True))) == 1
+
+    def rows(self, index: int, values: list[int]) -> list[CounterSample]:
+        """The rows of the first ``len(values)`` samples, in the snapshot ``index``."""
+        host, time, room = self.snapshot["host"], self.snapshot["time"], len(values)
+        if self.one_device:
+            device, port = self.devices_of[0], self.ports[0]
+            units = self.units[:room]
+            return samples_of(host, device, port, self.names[:room], values, units, time, index)
+        return [
+            CounterSample(host, device, port, name, value, unit, time, index)
+            for device, port, name, value, unit in zip(
+                self.devices_of, self.ports, self.names, values, self.units, strict=False
+            )
+        ]
+
+
+class _Unit:
+    """Lines read one by one, what they did, and where in them each sample's value is."""
+
+    def __init__(
+        self,
+        lines: list[bytes],
+        tokens: list[list[bytes]],
+        value_at: list[int],
+        values: list[int],
+        groups: list[_Group],
+        before: tuple[Any, ...],
+        after: tuple[Any, ...],
+        seen: set[Any],
+        first_forced: bool,
+        first_key: tuple[str | None, int | None, str],
+    ) -> None:
+        self.lines = lines
+        self.tokens = tokens
+        self.stripped = [line.translate(None, _DIGITS) for line in lines]
+        self.value_at = value_at  # index in values of each line's first number
+        self.values = values
+        self.groups = groups
+        self.before = before
+        self.after = after
+        self.seen = frozenset(seen)
+        # Its first sample opens a snapshot whatever was read before (a command, a date) or
+        # because its name was seen in the open snapshot: the one check on what came before.
+        self.first_forced = first_forced
+        self.first_key = first_key
+        self.follows_itself = before == after and (first_forced or first_key in self.seen)
+
+    @classmethod
+    def of(
+        cls,
+        lines: list[bytes],
+        recording: _Recording,
+        after: tuple[Any, ...],
+        seen: set[Any],
+    ) -> _Unit | None:
+        tokens = [line.split() for line in lines]
+        value_at, numbers = [], []
+        for words in tokens:
+            value_at.append(len(numbers))
+            numbers += [int(w) for w in words if w.isdigit()]
+        values = [sample[3] for sample in recording.samples]
+        if numbers != values:  # every value is a number of the text, in order, and no more
+            return None
+        bounds = [at for at, _ in recording.opens] + [len(values)]
+        groups = [
+            _Group(snapshot, recording.samples[at:end])
+            for (at, snapshot), end in zip(recording.opens, bounds[1:], strict=True)
+        ]
+        first = recording.samples[0][:3]
+        return cls(
+            lines, tokens, value_at, values, groups, recording.before, after, seen,
+            recording.first_forced, first,
+        )  # fmt: skip
+
+    def holds(self, index: int, line: bytes) -> bool:
+        return line == self.lines[index] or self.numbers(index, line) is not None
+
+    def numbers(self, index: int, line: bytes) -> list[int] | None:
+        """The numbers of ``line`` where it is the unit's line ``index`` with other digits in
+        its numbers (and nowhere else), else None."""
+        if line.translate(None, _DIGITS) != self.stripped[index]:
+            return None
+        words, expected = line.split(), self.tokens[index]
+        if len(words) != len(expected):
+            return None
+        out = []
+        for word, was in zip(words, expected, strict=True):
+            if was.isdigit():
+                if not word.isdigit():
+                    return None
+                out.append(int(word))
+            elif word != was:
+                return None
+        return out
+
+
+_DIGITS = b"0123456789"
