@@ -19,6 +19,7 @@ import codecs
 import dataclasses
 import io
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -322,7 +323,8 @@ def detect(
     transcoded."""
     view = normalize.plan(b"\n".join((head, *windows)) if windows else head)
     # a file read whole is scanned for its signature lines only when its head is unsure
-    scan = whole if whole is not None and not view.binary else None
+    # (once: each cleaning _best_view tries would search the same bytes again)
+    scan = _once(_scanned, whole, None) if whole is not None and not view.binary else None
     view, ranked = _best_view(name, head, windows, view, scan=scan)
     parts: tuple[dict[str, Any], ...] = ()
     if whole is not None and not view.binary and view.part is None:
@@ -354,8 +356,23 @@ def detect(
     return Detection(kind=kind, candidates=candidates, ambiguous=ambiguous, view=view, parts=parts)
 
 
+# The windows around a whole file's signature lines, found when first asked for.
+Scan = Callable[[], tuple[bytes, ...]]
+
+
+def _once(function: Callable[..., tuple[bytes, ...]], *args: Any) -> Scan:
+    found: list[tuple[bytes, ...]] = []
+
+    def scan() -> tuple[bytes, ...]:
+        if not found:
+            found.append(function(*args))
+        return found[0]
+
+    return scan
+
+
 def _best_view(
-    name: str, head: bytes, windows: tuple[bytes, ...], view: View, *, scan: bytes | None = None
+    name: str, head: bytes, windows: tuple[bytes, ...], view: View, *, scan: Scan | None = None
 ) -> tuple[View, list[tuple[float, int, Candidate]]]:
     """The cleaning whose reading a parser is surest of, with its ranking. A layer found by
     its shape may be the content's own line start (dmesg's uptime, a format's first
@@ -388,7 +405,7 @@ def _best_view(
 
 
 def _ranked_sample(
-    name: str, head: bytes, windows: tuple[bytes, ...], view: View, *, scan: bytes | None = None
+    name: str, head: bytes, windows: tuple[bytes, ...], view: View, *, scan: Scan | None = None
 ) -> list[tuple[float, int, Candidate]]:
     """The ranking of a sample cleaned by ``view``: the head, and when nothing in it is
     sure (another program's lines before ours), the later windows too, each kind keeping
@@ -400,7 +417,7 @@ def _ranked_sample(
         return ranked
     best = {c.kind: (base, order, c) for base, order, c in ranked}
     if scan is not None:  # a file read whole: the windows around its signature lines
-        windows = (*_scanned(scan, None), *windows)
+        windows = (*scan(), *windows)
     for window in windows:
         for base, order, c in _ranked(name, normalize.clean_bytes(window, sniffing), later=True):
             if c.kind not in best or base < best[c.kind][0]:
@@ -512,21 +529,34 @@ def _main_part(
 # prompt that cleaning rewrites to the bash style): a marker and its space, the starship and
 # oh-my-zsh arrows, lambda and guillemet prompts, and colour codes (cleaning removes them,
 # which may join "$" and its space).
-_MARKS = re.compile(rb"[$#%>] |\x1b|\xe2\x9e\x9c|\xe2\x9d\xaf|\xce\xbb|\xc2\xbb")
+_MARKS = (
+    b"$ ",
+    b"# ",
+    b"% ",
+    b"> ",
+    b"\x1b",
+    b"\xe2\x9e\x9c",
+    b"\xe2\x9d\xaf",
+    b"\xce\xbb",
+    b"\xc2\xbb",
+)
 
 
 def _marked_lines(whole: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each line holding a mark, in order, the newline not included."""
-    lines = []
-    found = _MARKS.search(whole)
-    while found is not None:
-        start = whole.rfind(b"\n", 0, found.start()) + 1
-        end = whole.find(b"\n", found.end())
-        if end < 0:
-            end = len(whole)
-        lines.append((start, end))
-        found = _MARKS.search(whole, end + 1) if end < len(whole) else None
-    return lines
+    """(start, end) of each line holding a mark, in order, the newline not included: a
+    substring search per mark, from one marked line to the next line (most marks are in
+    few lines or none)."""
+    ends: dict[int, int] = {}
+    size = len(whole)
+    for mark in _MARKS:
+        at = whole.find(mark)
+        while at >= 0:
+            end = whole.find(b"\n", at)
+            if end < 0:
+                end = size
+            ends[whole.rfind(b"\n", 0, at) + 1] = end
+            at = whole.find(mark, end + 1) if end < size else -1
+    return sorted(ends.items())
 
 
 def _may_hold_prompt(whole: bytes, view: View) -> bool:

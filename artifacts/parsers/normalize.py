@@ -96,14 +96,22 @@ _COMMAND_WORD = re.compile(
 
 # Characters without which a line is no prompt of any style above: every style ends in
 # "$", "#" (bash), "% ", "> ", "# " (the others) or is an arrow, a lambda or a guillemet.
-_PROMPT_MARKS = ("$", "#", "% ", "> ", "\u279c", "\u276f", "\u03bb", "\u00bb")
-# ... and without which no prompt of another style (the rewritten ones).
-_OTHER_PROMPT_MARKS = ("% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
+# Spelled out (not a loop, not a regex): a line is tested in a third of a microsecond.
+def _may_be_prompt(line: str) -> bool:
+    return "$" in line or "#" in line or _may_be_other_prompt(line)
 
 
-def _may_be_prompt(line: str, marks: tuple[str, ...] = _PROMPT_MARKS) -> bool:
-    """A cheap test before the prompt patterns: most lines hold none of the marks."""
-    return any(mark in line for mark in marks)
+def _may_be_other_prompt(line: str) -> bool:
+    """... and without which no prompt of another style (the rewritten ones)."""
+    return (
+        "% " in line
+        or "> " in line
+        or "# " in line
+        or "\u279c" in line
+        or "\u276f" in line
+        or "\u03bb" in line
+        or "\u00bb" in line
+    )
 
 
 def prompt_command(line: str) -> tuple[str, str | None] | None:
@@ -125,7 +133,7 @@ def prompt_command(line: str) -> tuple[str, str | None] | None:
 def _bash_style(line: str) -> str:
     """A prompt of another shell written the bash way (parsers read host and command from
     it); every other line as it is."""
-    if not _may_be_prompt(line, _OTHER_PROMPT_MARKS):
+    if not _may_be_other_prompt(line):
         return line
     match = _OTHER_PROMPT.match(line)
     if match is None or _PROMPT.match(line):
@@ -423,6 +431,10 @@ def _tag_regex(shape: tuple[str, str], seen: Counter[str]) -> str:
 
 def _other_prompt(text: str) -> bool:
     """Whether a prompt of another shell than bash stands in the text (it is rewritten)."""
+    if not (
+        _may_be_other_prompt(text) or "%" in text or ">" in text or "#" in text or "PS " in text
+    ):
+        return False  # none of the characters any such prompt holds
     if _OTHER_PROMPT_LINE.search(text) is None:
         return False  # most files: one search instead of a match per line
     return any(
@@ -507,6 +519,26 @@ def decode_sample(head: bytes, encoding: str) -> str:
 _NEEDS_CLEANING = re.compile(
     rf"(?m)^(?:\s*(?:```|~~~)|srun: |{_OPENMPI}|{_TORCHRUN})|\x1b|\r(?!\n)|\A\ufeff"
 )
+
+
+def _needs_cleaning(text: str) -> bool:
+    """``_NEEDS_CLEANING`` found in the text; first the substrings its matches hold (a
+    substring search is many times faster than the pattern's, and most files hold none)."""
+    if not (
+        "\x1b" in text
+        or "\r" in text
+        or "```" in text
+        or "~~~" in text
+        or "srun: " in text
+        or "]<std" in text
+        or "[rank" in text
+        or "[default" in text
+        or text.startswith("\ufeff")
+    ):
+        return False
+    return _NEEDS_CLEANING.search(text) is not None
+
+
 # Voting reads this many non-empty lines: enough to tell a launcher from a format.
 VOTE_LINES = 600
 
@@ -531,7 +563,11 @@ def plan(sample: bytes) -> View:
     layers = _voted_layers(body)
     # hosts from every line of the sample: an NCCL log's lines may start past the voted ones
     nccl = (
-        [_ANSI.sub("", ln).rstrip("\r") for ln in text.split("\n") if " NCCL " in ln]
+        [
+            (_ANSI.sub("", ln) if "\x1b" in ln else ln).rstrip("\r")
+            for ln in text.split("\n")
+            if " NCCL " in ln
+        ]
         if " NCCL " in text
         else []
     )
@@ -541,7 +577,7 @@ def plan(sample: bytes) -> View:
         document
         or encoding != "utf-8"
         or bool(layers)
-        or _NEEDS_CLEANING.search(text) is not None
+        or _needs_cleaning(text)
         or _other_prompt(text)
         or any(len(_split_glued(ln, hosts)) > 1 for ln in nccl)
     )
@@ -566,7 +602,7 @@ def _prompted_document(text: str) -> bool:
 
 
 def _voted_layers(lines: list[str]) -> tuple[str, ...]:
-    current = [_ALWAYS.sub("", ln, count=1) for ln in lines]
+    current = [_ALWAYS.sub("", ln, count=1) if "[" in ln else ln for ln in lines]
     chosen: list[str] = []
     for _ in range(4):  # layers nest at most a few deep (kubectl + slurm + host ...)
         # A layer may come twice (a collector's stamp over a launcher's, two hosts' tags):
@@ -577,7 +613,8 @@ def _voted_layers(lines: list[str]) -> tuple[str, ...]:
             break
         chosen.append(found)
         pattern = layer_pattern(found)
-        current = [_ALWAYS.sub("", pattern.sub("", ln, count=1), count=1) for ln in current]
+        current = [pattern.sub("", ln, count=1) for ln in current]
+        current = [_ALWAYS.sub("", ln, count=1) if "[" in ln else ln for ln in current]
     return tuple(chosen)
 
 
@@ -585,8 +622,18 @@ def _carried(name: str, lines: list[str]) -> bool:
     if len(lines) < 2:
         return False
     pattern = _LAYERS[name]
-    matches = [m for m in (pattern.match(ln) for ln in lines) if m]
-    if len(matches) < _LAYER_SHARE * len(lines):
+    needed = _LAYER_SHARE * len(lines)
+    matches = []
+    missed = 0
+    for line in lines:
+        match = pattern.match(line)
+        if match:
+            matches.append(match)
+        else:
+            missed += 1
+            if len(lines) - missed < needed:
+                return False  # too few lines left to carry it (most layers: early on)
+    if len(matches) < needed:
         return False
     if "key" not in pattern.groupindex:
         return True
@@ -761,7 +808,10 @@ def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> byte
     if len(data) > max_line:  # a line may be cut: the stream does that
         return CleanStream(io.BytesIO(data), view, max_line=max_line).read()
     codec = "utf-8" if view.encoding == "utf-8-sig" else view.encoding
-    lines = data.decode(codec, errors="replace").removeprefix("\ufeff").split("\n")
+    text = data.decode(codec, errors="replace").removeprefix("\ufeff")
+    if not view.layers and view.part is None:
+        return _clean_untouched(text, view).encode("utf-8")
+    lines = text.split("\n")
     if not lines[-1]:
         lines.pop()  # the empty string after the final newline is no line
     out = []
@@ -774,3 +824,65 @@ def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> byte
                 continue
             out.append(piece)
     return "".join(f"{line}\n" for line in out).encode("utf-8")
+
+
+# What a line holds when cleaning may change it, for a view without layers: a colour code, a
+# carriage return, a fence, another shell's prompt (rewritten the bash way); with hosts, what
+# a glued NCCL line holds; for a prompted document, any prompt. Every other line is its own
+# clean line. srun's lines and launcher tags (at a line's start) are looked for apart.
+_CHANGED = ("\x1b", "\r", "```", "~~~", "% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
+_CHANGED_GLUED = ("NCCL", "]<std", "[rank")
+_CHANGED_PROMPTED = ("$", "#")
+_LINE_STARTS = ("srun: ", "]<std", "[rank", "[default")
+
+
+def _changed_lines(text: str, view: View) -> list[int] | None:
+    """The starts of the lines cleaning may change, in order, found by a substring search
+    per mark (most marks are in no line); None when a line-start mark is in the text or the
+    lines are too many to be worth it."""
+    if any(mark in text for mark in _LINE_STARTS):
+        return None
+    marks = (
+        _CHANGED
+        + (_CHANGED_GLUED if view.hosts else ())
+        + (_CHANGED_PROMPTED if view.document else ())
+    )
+    starts: set[int] = set()
+    limit = text.count("\n", 0, 64 * 1024) // 4 + 16  # a quarter of the lines, about
+    for mark in marks:
+        at = text.find(mark)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            if len(starts) > limit:
+                return None
+            end = text.find("\n", at)
+            at = text.find(mark, end + 1) if end >= 0 else -1
+    return sorted(starts)
+
+
+def _clean_untouched(text: str, view: View) -> str:
+    """``clean_bytes`` of a view without layers or part: only the lines cleaning may change
+    go through ``clean_line``, the runs of lines between them are copied at once."""
+    if "\r" in text:
+        # a line's trailing CRs go (the lines left with one are cleaned one by one)
+        text = text.replace("\r\n", "\n")
+    starts = _changed_lines(text, view)
+    if starts is None:  # line by line
+        lines = text.split("\n")
+        if not lines[-1]:
+            lines.pop()  # the empty string after the final newline is no line
+        return "".join(f"{piece}\n" for line in lines for piece in _pieces(line.rstrip("\r"), view))
+    out = []
+    at, size = 0, len(text)
+    for start in starts:
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        out.append(text[at:start])
+        out.extend(f"{piece}\n" for piece in _pieces(text[start:end].rstrip("\r"), view))
+        at = end + 1
+    if at < size:
+        out.append(text[at:])
+        if not text.endswith("\n"):
+            out.append("\n")
+    return "".join(out)
