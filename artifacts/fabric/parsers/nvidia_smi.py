@@ -296,8 +296,9 @@ def accepts(name: str, head: bytes) -> bool:
     return (
         "NVSMI LOG" in text
         or "NVIDIA-SMI " in text
-        or ViewReader.looks_like_topology(text)
-        or ViewReader.looks_like_nvlink_status(text)
+        # each view's test only where the words its lines need are (most files: neither)
+        or ("GPU0" in text and ViewReader.looks_like_topology(text))
+        or ("(UUID: " in text and ViewReader.looks_like_nvlink_status(text))
         or ViewReader.looks_like_query(text)
         or ViewReader.looks_like_dmon(text)
     )
