@@ -6,8 +6,9 @@ pinned to one core (so kinds don't share a heap or a high-water mark):
 
 1. reads the file once in 1 MiB blocks and counts its newlines: the floor, what touching
    every byte costs in Python (the page cache is warm for the next steps after this);
-2. iterates its lines with ``textutil.LineReader`` (the loop every text parser starts
-   from) and does nothing with them: what reading line by line costs by itself;
+2. iterates its lines with ``textutil.LineReader`` (the loop the text parsers start from;
+   ethtool_stats and rdma_counters read 1 MiB blocks instead, ``line_blocks.BlockReader``)
+   and does nothing with them: what reading line by line costs by itself;
 3. reads it as an upload is read (``artifacts.parsers.reading``, as ``manage.py parse
    --kind KIND`` does: sample, clean, the kind's parser), with no Django set up.
 
