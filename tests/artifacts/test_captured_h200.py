@@ -107,6 +107,14 @@ def test_nvidia_smi_views():
     assert topo["topology"]["affinities"][0]["cpu_affinity"] == "0-15"
     _, query = parsed("nvidia_smi_query.csv")
     assert query["query_gpus"][0]["name"] == "NVIDIA H200"
+    # the upload list's summary counts and names the GPUs of views without GPU objects
+    data = (CAPTURE / "nvidia_smi_query.csv").read_bytes()
+    summary = parse_file(opener(data), "q.csv")[1].summary()
+    assert (summary["gpus"], summary["names"], summary["driver_version"]) == (
+        1,
+        ["NVIDIA H200"],
+        "580.159.04",
+    )
 
 
 def test_more_nvidia_smi_views_of_the_second_machine():

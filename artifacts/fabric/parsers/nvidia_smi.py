@@ -266,11 +266,19 @@ class NvidiaSmiResult(ParseResult):
 
     def summary(self) -> dict[str, Any]:
         gpus = self.gpus or self.table_gpus
+        # views that name no GPU object still count theirs: query rows, dmon's indices
+        count = len(gpus) or len(self.query_gpus) or len({r["gpu"] for r in self.dmon_rows})
+        names = {g.name for g in gpus if g.name} or {
+            row["name"] for row in self.query_gpus if row.get("name")
+        }
         return {
             "formats": list(self.formats),
-            "driver_version": self.driver_version,
-            "gpus": len(gpus),
-            "names": sorted({g.name for g in gpus if g.name}),
+            "driver_version": self.driver_version
+            or next(
+                (r["driver_version"] for r in self.query_gpus if r.get("driver_version")), None
+            ),
+            "gpus": count,
+            "names": sorted(names),
             "pcie_downtrained": sum(
                 1
                 for g in self.gpus
