@@ -24,6 +24,7 @@ step nvidia_smi_q.xml 30 nvidia-smi -q -x
 step nvidia_smi.txt 20 nvidia-smi
 step nvidia_smi_q_performance.txt 20 nvidia-smi -q -d PERFORMANCE,CLOCK,POWER
 step nvidia_smi_nvlink.txt 20 nvidia-smi nvlink --status
+step nvidia_smi_q_ecc.txt 20 nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,PCIE
 step nvidia_smi_topo_p2p_r.txt 20 nvidia-smi topo -p2p r
 # every dmon group, dated, sampled while the training step below runs
 timeout 150 nvidia-smi dmon -s pucvmet -o DT -c 40 >"$out/nvidia_smi_dmon_all.txt" 2>&1 &
@@ -39,6 +40,12 @@ step ncu_train_step.csv 180 ncu --csv --clock-control none --launch-count 40 \
     "$py" "$here/train_step.py" --steps 1
 step ncu_train_step.txt 90 ncu --clock-control none --launch-count 6 \
     "$py" "$here/train_step.py" --steps 1
+step ncu_full.csv 150 ncu --csv --set full --clock-control none --launch-count 3 \
+    "$py" "$here/train_step.py" --steps 1
+step ncu_full.txt 150 ncu --set full --clock-control none --launch-count 2 \
+    "$py" "$here/train_step.py" --steps 1
+step ncu_summary.csv 90 ncu --csv --print-summary per-kernel --clock-control none \
+    --launch-count 12 "$py" "$here/train_step.py" --steps 1
 step ncu_train_step_raw.csv 90 ncu --csv --page raw --clock-control none --launch-count 6 \
     "$py" "$here/train_step.py" --steps 1
 tar -czf "$out.tar.gz" -C "$(dirname "$out")" "$(basename "$out")"

@@ -42,6 +42,9 @@ def test_every_captured_file_is_recognised():
         "nvidia_smi_q_performance.txt": "nvidia_smi",
         "nvidia_smi_topo_p2p_r.txt": "nvidia_smi",
         "ncu_train_step_raw.csv": "ncu_csv",
+        "ncu_full.csv.gz": "ncu_csv",
+        "ncu_full.txt": "ncu_text",
+        "ncu_summary.csv.gz": "ncu_csv",
         "nvidia_smi_q.txt": "nvidia_smi",
         "nvidia_smi_query.csv": "nvidia_smi",
         "nvidia_smi_topo_m.txt": "nvidia_smi",
@@ -93,6 +96,35 @@ def test_nsight_compute_reports_keep_every_kernel(name, kernels):
     assert last["name"] == "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"
     assert (last["grid"], last["block"]) == ("(2, 66, 1)", "(384, 1, 1)")
     assert all(k["cc"] == "9.0" for k in report["kernels"])
+
+
+@pytest.mark.parametrize(("name", "kernels"), [("ncu_full.csv.gz", 3), ("ncu_full.txt", 2)])
+def test_the_full_section_set(name, kernels):
+    _, report = parsed(name)
+    assert len(report["kernels"]) == kernels
+    sections = {m["section"] for k in report["kernels"] for m in k["metrics"]}
+    # --set full: every section of the report, not only Speed Of Light
+    assert {"Warp State Statistics", "Memory Workload Analysis", "Source Counters"} <= sections
+    assert all(k["achieved_occupancy_pct"] is not None for k in report["kernels"])
+
+
+def test_the_per_kernel_summary_page():
+    """`ncu --csv --print-summary per-kernel`: no ID column, one kernel per launch shape with
+    its invocations; the average is the value and a spread keeps its minimum and maximum."""
+    _, report = parsed("ncu_summary.csv.gz")
+    assert report["page"] == "summary"
+    kernels = report["kernels"]
+    invocations = [
+        next(m["value"] for m in k["metrics"] if m["name"] == "Invocations") for k in kernels
+    ]
+    assert len(kernels) == 11 and sum(invocations) == 12  # --launch-count 12
+    norm = next(k for k in kernels if "vectorized_layer_norm" in k["name"])
+    names = {m["name"] for m in norm["metrics"]}
+    assert {"Duration", "Duration (minimum)", "Duration (maximum)"} <= names
+    attention = kernels[0]
+    assert attention["name"].startswith("cudnn_generated_fort_native_sdpa_sm90_flash_fprop")
+    assert (attention["grid"], attention["block"]) == ("(132, 1, 1)", "(384, 1, 1)")
+    assert attention["duration_ns"] == 23584.0
 
 
 def test_nvidia_smi_views():
@@ -198,7 +230,7 @@ TEXT_FILES = [n for n in FILES if n.endswith((".txt", ".csv", ".log"))]
 KNOWN = {("nvidia_smi_query.csv", "Slurm label"), ("nvidia_smi_query.csv", "pdsh")}
 
 
-@pytest.mark.parametrize("name", [*TEXT_FILES, "ncu_train_step.csv.gz"])
+@pytest.mark.parametrize("name", [*TEXT_FILES, "ncu_train_step.csv.gz", "ncu_summary.csv.gz"])
 def test_captured_files_keep_kind_and_facts_however_they_arrive(name):
     data = (CAPTURE / name).read_bytes()
     if name.endswith(".gz"):

@@ -1,6 +1,9 @@
 """Nsight Compute ``--csv`` output: the details page (long: one row per kernel and metric, rule
-rows with Rule Name/Type/Description and Estimated Speedup) and the raw page (wide: one row
-per kernel, one column per metric, a second header row of units).
+rows with Rule Name/Type/Description and Estimated Speedup), the raw page (wide: one row
+per kernel, one column per metric, a second header row of units) and ``--print-summary
+per-kernel`` (long, no ID: one row per kernel launch shape and metric with its Invocations and
+Minimum/Maximum/Average; the average is the value, a differing minimum or maximum is kept as
+``<metric> (minimum)``/``(maximum)``).
 
 Real files are messy: the CSV is preceded by ``==PROF==`` lines and whatever the program
 printed (a tensor dump, a training log), column sets differ between ncu versions (``Kernel
@@ -38,6 +41,8 @@ KIND = "ncu_csv"
 VERSION = 2
 
 _HEADER = re.compile(r'^\s*"?ID"?\s*,\s*"?Process ID"?\s*,', re.M)
+# `--print-summary per-kernel`: no ID; one row per kernel and metric over its invocations
+_SUMMARY_HEADER = re.compile(r'^\s*"?Process ID"?\s*,.*"?Invocations"?\s*,', re.M)
 # identity columns -> kernel fields; everything else in a raw page is a metric
 _IDENTITY = {
     "id": "id", "process id": "process_id", "process name": "process_name",
@@ -50,7 +55,8 @@ _LONG = {
     "section name": "section", "metric name": "metric", "metric unit": "unit",
     "metric value": "value", "rule name": "rule_name", "rule type": "rule_type",
     "rule description": "rule_description", "estimated speedup type": "speedup_type",
-    "estimated speedup": "speedup",
+    "estimated speedup": "speedup", "invocations": "invocations", "average": "value",
+    "minimum": "minimum", "maximum": "maximum",
 }  # fmt: skip
 MAX_NOTES = 20
 
@@ -62,7 +68,7 @@ class NcuCsvResult(NcuResult):
 
 def accepts(name: str, head: bytes) -> bool:
     text = head_text(head)
-    return bool(_HEADER.search(text)) and "Kernel Name" in text
+    return bool(_HEADER.search(text) or _SUMMARY_HEADER.search(text)) and "Kernel Name" in text
 
 
 def parse(stream: BinaryIO) -> NcuCsvResult:
@@ -120,7 +126,7 @@ class _State:
         if stripped.startswith("=="):
             self._prof_line(stripped)
             return
-        if _HEADER.match(line) and "Kernel Name" in line:
+        if (_HEADER.match(line) or _SUMMARY_HEADER.match(line)) and "Kernel Name" in line:
             self._header(next(csv.reader([line])))
             return
         if self.columns is None:
@@ -170,8 +176,9 @@ class _State:
             if key and key not in self.index:
                 self.index[key] = i
         self.nvtx_columns = [i for i, c in enumerate(lowered) if "domain" in c and "range" in c]
-        long = "metric name" in lowered and "metric value" in lowered
-        self.page = "details" if long else "raw"
+        summary = "invocations" in lowered and "average" in lowered and "id" not in lowered
+        long = "metric name" in lowered and ("metric value" in lowered or summary)
+        self.page = "summary" if summary else "details" if long else "raw"
         known = set(self.index.values()) | set(self.nvtx_columns)
         self.metric_columns = [] if long else [i for i in range(len(cells)) if i not in known]
         self.units = [""] * len(cells)
@@ -184,11 +191,16 @@ class _State:
             and rule_columns == list(range(len(cells) - len(rule_columns), len(cells)))
         ):
             self.min_cells = rule_columns[0]
-        if "id" not in self.index:
+        if "id" not in self.index and not summary:
             self.index["id"] = 0
 
     def _builder(self, cells: list[str]) -> KernelBuilder | None:
-        kernel_key = cells[self.index["id"]].strip()
+        if "id" in self.index:
+            kernel_key = cells[self.index["id"]].strip()
+        else:  # the summary page: a kernel is its name and launch, numbered as first seen
+            kernel_key = "\t".join(
+                cells[self.index[k]] for k in ("name", "block", "grid", "device") if k in self.index
+            )
         key = (self.run, kernel_key)
         builder = self.builders.get(key)
         if builder is not None:
@@ -222,8 +234,15 @@ class _State:
             return cells[i].strip() if i is not None else ""
 
         section = cell("section")
+        if cell("invocations") and not builder.metrics:  # the summary page's kernel count
+            builder.add_metric("Summary", "Invocations", "", cell("invocations"))
         if cell("metric"):
             builder.add_metric(section, cell("metric"), cell("unit"), cell("value"))
+            # the summary page: the average is the value; a spread over invocations is kept
+            for bound in ("minimum", "maximum"):
+                if cell(bound) and cell(bound) != cell("value"):
+                    name = f"{cell('metric')} ({bound})"
+                    builder.add_metric(section, name, cell("unit"), cell(bound))
         if cell("rule_name") or cell("rule_description"):
             builder.add_rule(
                 section,
