@@ -24,7 +24,7 @@ step nvidia_smi_q.xml 30 nvidia-smi -q -x
 step nvidia_smi.txt 20 nvidia-smi
 step nvidia_smi_q_performance.txt 20 nvidia-smi -q -d PERFORMANCE,CLOCK,POWER
 step nvidia_smi_nvlink.txt 20 nvidia-smi nvlink --status
-step nvidia_smi_q_ecc.txt 20 nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER,PCIE
+step nvidia_smi_q_ecc.txt 20 nvidia-smi -q -d ECC,ROW_REMAPPER,PCIE
 step nvidia_smi_topo_p2p_r.txt 20 nvidia-smi topo -p2p r
 # every dmon group, dated, sampled while the training step below runs
 timeout 150 nvidia-smi dmon -s pucvmet -o DT -c 40 >"$out/nvidia_smi_dmon_all.txt" 2>&1 &
