@@ -333,6 +333,8 @@ class _State:
         if not event or (to_number(value) is None and not value.startswith("<not")):
             return False
         pct = cells[4] if len(cells) > 4 else None
+        if pct and not _is_float(pct):
+            return False  # not perf's run share: nvidia-smi's CSV ("0, 8192 MiB, ..., 200.00 W")
         metric = " ".join(c for c in cells[5:7] if c) or None
         self._add(event, value, unit, scope, cpus, interval, metric, pct, None)
         return True
@@ -443,6 +445,14 @@ def _maybe_prompt(line: str) -> bool:
         return True
     start = line.lstrip()
     return start[:1] in ("$", "#", ">") or start.startswith(("sh-", "bash-", "zsh-"))
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _target(text: str) -> str:
