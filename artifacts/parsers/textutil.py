@@ -74,12 +74,17 @@ class LineReader:
 
     def repair_warnings(self) -> list[str]:
         """Human-readable warnings about what the reader had to repair."""
-        out = []
-        if self.truncated:
-            out.append(f"{self.truncated} over-long line(s) were cut at {self._max} bytes")
-        if self.decode_errors:
-            out.append(f"{self.decode_errors} line(s) held bytes that are not UTF-8")
-        return out
+        return repair_notes(self.truncated, self.decode_errors, self._max)
+
+
+def repair_notes(truncated: int, decode_errors: int, max_line_bytes: int) -> list[str]:
+    """What a line reader had to repair, as warnings (shared by every reader of lines)."""
+    out = []
+    if truncated:
+        out.append(f"{truncated} over-long line(s) were cut at {max_line_bytes} bytes")
+    if decode_errors:
+        out.append(f"{decode_errors} line(s) held bytes that are not UTF-8")
+    return out
 
 
 def head_text(head: bytes) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from artifacts.parsers.base import ParseError
-from artifacts.parsers.textutil import MAX_LINE_BYTES, LineReader
+from artifacts.parsers.textutil import MAX_LINE_BYTES, LineReader, repair_notes
 
 BLOCK_BYTES = 1 << 20
 
@@ -99,12 +99,7 @@ class BlockReader:
 
     def repair_warnings(self) -> list[str]:
         """The same warnings as ``LineReader.repair_warnings``."""
-        out = []
-        if self.truncated:
-            out.append(f"{self.truncated} over-long line(s) were cut at {self._max} bytes")
-        if self.decode_errors:
-            out.append(f"{self.decode_errors} line(s) held bytes that are not UTF-8")
-        return out
+        return repair_notes(self.truncated, self.decode_errors, self._max)
 
 
 def _utf8(chunk: bytes) -> bool:
