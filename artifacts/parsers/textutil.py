@@ -11,7 +11,7 @@ import functools
 import io
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import BinaryIO
 
@@ -19,6 +19,18 @@ from artifacts.parsers.base import ParseError
 
 # A line longer than this is cut; the rest of it is skipped (and counted as a warning).
 MAX_LINE_BYTES = 256 * 1024
+
+
+def read_or_fail(read: Callable[[int], bytes], size: int) -> bytes:
+    """``read(size)``, with a failing stream (a truncated gzip, a closed file) turned into a
+    retryable ParseError: the file may be fine on the next attempt, so nothing is marked
+    permanently unreadable."""
+    try:
+        return read(size)
+    except ParseError:
+        raise
+    except (OSError, ValueError, EOFError) as exc:
+        raise ParseError(f"could not read the file: {exc}", permanent=False) from exc
 
 
 class LineReader:
@@ -59,12 +71,7 @@ class LineReader:
                 yield text
 
     def _readline(self) -> bytes:
-        try:
-            return self._stream.readline(self._max)
-        except ParseError:
-            raise
-        except (OSError, ValueError, EOFError) as exc:
-            raise ParseError(f"could not read the file: {exc}", permanent=False) from exc
+        return read_or_fail(self._stream.readline, self._max)
 
     def _skip_rest_of_line(self) -> None:
         while True:

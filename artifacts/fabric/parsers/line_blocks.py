@@ -18,8 +18,7 @@ import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from artifacts.parsers.base import ParseError
-from artifacts.parsers.textutil import MAX_LINE_BYTES, LineReader, repair_notes
+from artifacts.parsers.textutil import MAX_LINE_BYTES, LineReader, read_or_fail, repair_notes
 
 BLOCK_BYTES = 1 << 20
 
@@ -62,12 +61,7 @@ class BlockReader:
             yield from self._repaired(carry)  # the last line, without its newline
 
     def _read(self) -> bytes:
-        try:
-            return self._stream.read(self._block)
-        except ParseError:
-            raise
-        except (OSError, ValueError, EOFError) as exc:
-            raise ParseError(f"could not read the file: {exc}", permanent=False) from exc
+        return read_or_fail(self._stream.read, self._block)
 
     def _whole_lines(self, chunk: bytes) -> Iterator[bytes | str]:
         if self._has_long_line(chunk) or not _utf8(chunk):

@@ -9,6 +9,7 @@ import pytest
 
 from artifacts.fabric.parsers import ethtool_stats
 from artifacts.parsers.textutil import LineReader
+from tests.artifacts.fabric.parsers.blocks import jitter, small_blocks
 
 SNAPSHOT = b"".join(
     b"     rx%d_packets: %d\n     tx_prio%d_bytes: %d\n" % (i, i * 7, i, i) for i in range(40)
@@ -35,14 +36,6 @@ def _line_by_line(data: bytes) -> ethtool_stats.EthtoolStatsResult:
     return state.result(reader.repair_warnings())
 
 
-def _jitter(rng: random.Random, data: bytes, rate: float) -> bytes:
-    out = bytearray(data)
-    for i, byte in enumerate(out):
-        if 48 <= byte <= 57 and rng.random() < rate:
-            out[i] = 48 + rng.randrange(10)
-    return bytes(out)
-
-
 @pytest.mark.parametrize("seed", range(40))
 def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
@@ -50,23 +43,13 @@ def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> Non
     parts = []
     for _ in range(rng.randrange(1, 30)):
         parts.append(rng.choice(EXTRAS))
-        snapshot = _jitter(rng, SNAPSHOT, rng.choice([0, 0, 0.01, 0.2]))
+        snapshot = jitter(rng, SNAPSHOT, rng.choice([0, 0, 0.01, 0.2]))
         if rng.random() < 0.2:  # cut short: the next copy repeats a name midway
             snapshot = snapshot[: rng.randrange(len(snapshot))].rpartition(b"\n")[0] + b"\n"
         parts.append(snapshot)
     data = b"".join(parts)
-    monkeypatch.setattr(
-        ethtool_stats, "BlockReader", _small_blocks(rng.choice([64, 1000, 1 << 20]))
-    )
+    monkeypatch.setattr(ethtool_stats, "BlockReader", small_blocks(rng.choice([64, 1000, 1 << 20])))
     assert ethtool_stats.parse(io.BytesIO(data)) == _line_by_line(data)
-
-
-def _small_blocks(size: int) -> type:
-    class Small(ethtool_stats.BlockReader):
-        def __init__(self, stream: io.BytesIO) -> None:
-            super().__init__(stream, block_bytes=size)
-
-    return Small
 
 
 def test_a_long_polling_file_keeps_the_row_cap_and_counts_the_rest() -> None:

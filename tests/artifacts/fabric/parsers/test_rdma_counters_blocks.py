@@ -12,6 +12,7 @@ import pytest
 from artifacts.fabric.parsers import rdma_counters
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader
+from tests.artifacts.fabric.parsers.blocks import jitter, small_blocks
 
 STATISTIC = b"""\
 $ rdma statistic show link rocep8s0f0/1
@@ -60,22 +61,6 @@ def _read(parse: object, data: bytes) -> object:
         return "error"
 
 
-def _jitter(rng: random.Random, data: bytes, rate: float) -> bytes:
-    out = bytearray(data)
-    for i, byte in enumerate(out):
-        if 48 <= byte <= 57 and rng.random() < rate:
-            out[i] = 48 + rng.randrange(10)
-    return bytes(out)
-
-
-def _small_blocks(size: int) -> type:
-    class Small(rdma_counters.BlockReader):
-        def __init__(self, stream: io.BytesIO) -> None:
-            super().__init__(stream, block_bytes=size)
-
-    return Small
-
-
 @pytest.mark.parametrize("pool", [PIECES, PLAIN], ids=["all", "plain"])
 @pytest.mark.parametrize("seed", range(40))
 def test_blocks_read_as_lines(
@@ -85,12 +70,12 @@ def test_blocks_read_as_lines(
     monkeypatch.setattr(rdma_counters, "MAX_ROWS", rng.choice([40, 400, 250_000]))
     monkeypatch.setattr(rdma_counters, "MAX_SNAPSHOTS", rng.choice([3, 30, 20_000]))
     monkeypatch.setattr(
-        rdma_counters, "BlockReader", _small_blocks(rng.choice([100, 2000, 1 << 20]))
+        rdma_counters, "BlockReader", small_blocks(rng.choice([100, 2000, 1 << 20]))
     )
     unit = b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 5)))
     parts = []
     for _ in range(rng.randrange(1, 60)):
-        copy = _jitter(rng, unit, rng.choice([0, 0, 0.01, 0.2]))
+        copy = jitter(rng, unit, rng.choice([0, 0, 0.01, 0.2]))
         if rng.random() < 0.15:
             copy = rng.choice(PIECES) + copy
         parts.append(copy)
