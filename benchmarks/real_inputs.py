@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from artifacts.parsers import OTHER  # noqa: E402
-from artifacts.parsers.detection import detect, sample  # noqa: E402
+from artifacts.parsers.detection import detect_sample, sample  # noqa: E402
 from tests.samples import SAMPLES_DIR  # noqa: E402
 from tests.transforms import (  # noqa: E402
     KNOWN,
@@ -57,8 +57,7 @@ from tests.transforms import (  # noqa: E402
 
 def detection_ms(name: str, data: bytes) -> float:
     start = time.perf_counter()
-    taken = sample(io.BytesIO(data), len(data))
-    detect(name, taken.head, windows=taken.windows, whole=taken.whole, encoding=taken.encoding)
+    detect_sample(name, sample(io.BytesIO(data), len(data)))
     return (time.perf_counter() - start) * 1000
 
 
@@ -123,10 +122,7 @@ def gigabyte_detection_s(size: int = 1 << 30) -> float:
         total = handle.tell()
         handle.seek(0)
         start = time.perf_counter()
-        taken = sample(handle, total)
-        found = detect(
-            "big.log", taken.head, windows=taken.windows, whole=taken.whole, encoding=taken.encoding
-        )
+        found = detect_sample("big.log", sample(handle, total))
         elapsed = time.perf_counter() - start
     print(f"detection of a {total / 2**30:.2f} GB file: {elapsed:.3f} s, kind {found.kind}")
     return elapsed

@@ -177,12 +177,20 @@ class Detection:
         }
 
 
+# The windows around a file's signature lines, found when first asked for.
+Scan = Callable[[], tuple[bytes, ...]]
+
+
 @dataclass(frozen=True)
 class Sample:
     head: bytes  # the first 64 KiB
     windows: tuple[bytes, ...]  # later windows of a long file, cut at line ends
     whole: bytes | None  # the entire content of a file up to WHOLE_BYTES, for transcripts
     encoding: str = "utf-8"  # of the file; the sample itself is UTF-8 (or binary)
+    # A long file's windows around its signature lines (see SIGNATURES), read from the
+    # still open stream when first asked for: only a head that is unsure needs them, and
+    # the scan reads up to SCAN_BYTES (a file read whole is scanned by ``detect``).
+    scan: Scan | None = None
 
 
 def sample(raw: BinaryIO, size: int | None = None) -> Sample:
@@ -204,16 +212,27 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     seekable = getattr(raw, "seekable", lambda: False)()
     if encoding == "binary":
         return Sample(data[:HEAD_BYTES], (), whole, encoding)
-    # A file read whole is scanned by ``detect`` only when its head is unsure; past the
-    # first MiB the stream is read on here.
-    found = () if whole is not None else _scanned(data, rest)
+    scan = None if whole is not None else _rest_scan(data, raw, rest, seekable)
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
-        return Sample(data[:HEAD_BYTES], (*found, *_windows(raw, size)), None, encoding)
-    windows = (*found, *_windows(io.BytesIO(data), len(data)))
+        return Sample(data[:HEAD_BYTES], _windows(raw, size), None, encoding, scan)
+    windows = _windows(io.BytesIO(data), len(data))
     after = _after_preamble(data)
     if after is not None:  # the file's own lines start after another program's preamble
         windows = (data[after : after + WINDOW_BYTES], *windows)
-    return Sample(data[:HEAD_BYTES], windows, whole, encoding)
+    return Sample(data[:HEAD_BYTES], windows, whole, encoding, scan)
+
+
+def _rest_scan(first: bytes, raw: BinaryIO, rest: BinaryIO | _Transcoded, seekable: bool) -> Scan:
+    """The signature scan of ``first`` and the stream after it, run when first asked for
+    (``_windows`` may have moved a seekable stream since: it goes back first)."""
+    at = raw.tell() if seekable else None
+
+    def scan() -> tuple[bytes, ...]:
+        if at is not None:
+            raw.seek(at)
+        return _scanned(first, rest)
+
+    return _once(scan)
 
 
 class _Transcoded:
@@ -316,15 +335,19 @@ def detect(
     windows: tuple[bytes, ...] = (),
     whole: bytes | None = None,
     encoding: str | None = None,
+    scan: Scan | None = None,
 ) -> Detection:
     """Rank the kinds for a file from its sample (see ``sample``): the head and later
     windows are sniffed one by one and each kind keeps its best; ``whole`` lets a terminal
     transcript be cut into its commands; ``encoding``: the file's, when the sample was
-    transcoded."""
+    transcoded; ``scan``: a long file's signature scan (``Sample.scan``)."""
     view = normalize.plan(b"\n".join((head, *windows)) if windows else head)
-    # a file read whole is scanned for its signature lines only when its head is unsure
-    # (once: each cleaning _best_view tries would search the same bytes again)
-    scan = _once(_scanned, whole, None) if whole is not None and not view.binary else None
+    # a file is scanned for its signature lines only when its head is unsure (once: each
+    # cleaning _best_view tries would search the same bytes again)
+    if view.binary:
+        scan = None
+    elif whole is not None:
+        scan = _once(_scanned, whole, None)
     view, ranked = _best_view(name, head, windows, view, scan=scan)
     parts: tuple[dict[str, Any], ...] = ()
     if whole is not None and not view.binary and view.part is None:
@@ -356,8 +379,17 @@ def detect(
     return Detection(kind=kind, candidates=candidates, ambiguous=ambiguous, view=view, parts=parts)
 
 
-# The windows around a whole file's signature lines, found when first asked for.
-Scan = Callable[[], tuple[bytes, ...]]
+def detect_sample(name: str, taken: Sample) -> Detection:
+    """``detect`` of what ``sample`` took (its stream still open: a long file's signature
+    scan reads on from it when the head is unsure)."""
+    return detect(
+        name,
+        taken.head,
+        windows=taken.windows,
+        whole=taken.whole,
+        encoding=taken.encoding,
+        scan=taken.scan,
+    )
 
 
 def _once(function: Callable[..., tuple[bytes, ...]], *args: Any) -> Scan:

@@ -23,10 +23,7 @@ Opener = Callable[[], AbstractContextManager[BinaryIO]]
 
 def detect_file(open_stream: Opener, name: str, size: int | None = None) -> Detection:
     with open_stream() as stream:
-        taken = sample(stream, size)
-    return detection.detect(
-        name, taken.head, windows=taken.windows, whole=taken.whole, encoding=taken.encoding
-    )
+        return detection.detect_sample(name, sample(stream, size))
 
 
 def view_of(open_stream: Opener, stored: dict[str, Any] | None = None) -> View:

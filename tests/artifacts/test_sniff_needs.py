@@ -32,7 +32,8 @@ def _sniffed(name: str, data: bytes) -> list[bytes]:
         return []
     view = normalize.plan(b"\n".join((taken.head, *taken.windows)))
     out = []
-    for part in (taken.head, *taken.windows):
+    found = taken.scan() if taken.scan else ()  # a long file's windows around its signatures
+    for part in (taken.head, *taken.windows, *found):
         out += [part, normalize.clean_bytes(part, view)]
     return out
 

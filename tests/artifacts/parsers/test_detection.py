@@ -3,13 +3,14 @@ read when the head is another program's preamble, transcripts cut into parts."""
 
 from __future__ import annotations
 
+import gzip
 import io
 from types import SimpleNamespace
 
 import pytest
 
 from artifacts.parsers import OTHER, detection
-from artifacts.parsers.detection import detect, sample
+from artifacts.parsers.detection import detect_sample, sample
 from artifacts.parsers.reading import parse_file
 from tests.samples import TESTS_DIR
 from tests.transforms import kubectl, libfabric_noise, opener
@@ -33,8 +34,7 @@ NCCL_TESTS = (
 
 
 def detected(name: str, data: bytes) -> object:
-    taken = sample(io.BytesIO(data), len(data))
-    return detect(name, taken.head, windows=taken.windows, whole=taken.whole)
+    return detect_sample(name, sample(io.BytesIO(data), len(data)))
 
 
 def test_candidates_are_ranked_with_their_reasons() -> None:
@@ -128,6 +128,36 @@ def test_content_is_found_behind_megabytes_of_other_programs_lines() -> None:
     found, result = parse_file(opener(data), "run.log", size=len(data))
     assert found.kind == "nccl_tests"
     assert [r["size_bytes"] for r in result.to_json()["runs"][0]["rows"]] == [8, 16, 32, 64, 128]
+
+
+def test_content_behind_megabytes_of_noise_is_found_in_a_gzip_file_too() -> None:
+    # a gzip member cannot seek: the scan reads on from where the head ended
+    data = NOISE * (5 * 1024 * 1024 // len(NOISE)) + NCCL_TESTS + NOISE * 3
+    packed = gzip.compress(data)
+    found, result = parse_file(opener(packed), "run.log.gz", size=len(packed))
+    assert found.kind == "nccl_tests"
+    assert [r["size_bytes"] for r in result.to_json()["runs"][0]["rows"]] == [8, 16, 32, 64, 128]
+
+
+class _Counting(io.BytesIO):
+    """Counts the bytes read from it."""
+
+    read_bytes = 0
+
+    def read(self, size: int | None = -1) -> bytes:
+        chunk = super().read(size)
+        self.read_bytes += len(chunk)
+        return chunk
+
+
+def test_a_long_file_whose_head_is_sure_is_not_scanned() -> None:
+    # the scan past the head is for heads that are unsure: a clean 40 MB nccl-tests file
+    # is decided by its head, and only the head and the fixed windows are read
+    data = NCCL_TESTS * (40 * 1024 * 1024 // len(NCCL_TESTS))
+    stream = _Counting(data)
+    found = detect_sample("run.log", sample(stream, len(data)))
+    assert found.kind == "nccl_tests"
+    assert stream.read_bytes < 2 * detection.WHOLE_BYTES
 
 
 def test_a_few_hundred_foreign_lines_leave_the_signature_window_to_decide() -> None:
