@@ -14,9 +14,13 @@ maps to the rank of the largest communicator seen there (the world rank).
 
 from __future__ import annotations
 
+import io
 import re
-from typing import Any, BinaryIO
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, BinaryIO, Literal
 
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, BlockReader
 from artifacts.fabric.parsers.nccl_debug import ibverbs
 from artifacts.fabric.parsers.nccl_debug.hosts import (
     HostState,
@@ -46,6 +50,7 @@ from artifacts.fabric.parsers.nccl_debug.model import (
     TuningEntry,
 )
 from artifacts.fabric.parsers.nccl_debug.versions import read_detail, read_version
+from artifacts.fabric.parsers.torch_nccl_errors import MARKERS as TORCH_MARKERS
 from artifacts.fabric.parsers.torch_nccl_errors import TorchError, recognise
 from artifacts.fabric.parsers.torch_nccl_errors import launcher_rank as launcher_rank_of
 from artifacts.parsers.base import ParseError
@@ -58,6 +63,8 @@ VERSION = 1
 MAX_EVENTS = 10_000
 MAX_ITEMS = 50_000
 MAX_ENV = 2_000
+# Bounds on the block reading's memos (plain headers, lines that change nothing).
+MAX_MEMO = 4_096
 
 _HEADER = re.compile(
     # A host starts at a word boundary (not after a letter, digit, "_" or "."): besides being
@@ -130,6 +137,11 @@ _COLL = re.compile(
     r"^(?P<coll>\w+): opCount \w+ sendbuff \S+ recvbuff \S+ count (?P<count>\d+) "
     r"datatype (?P<dt>\d+)"
 )
+# The same patterns run over many messages joined by newlines (none of their parts can match
+# a newline, so each match is one message's ``_COLL.match`` / ``_ALGO.match``).
+# The rest of each line is taken too, so that the search does not step through it.
+_COLL_LINES = re.compile(_COLL.pattern + r"[^\n]*", re.MULTILINE)
+_ALGO_LINES = re.compile(_ALGO.pattern + r"[^\n]*", re.MULTILINE)
 _IB_USING = re.compile(r"\[(?P<i>\d+)\](?P<name>[^:\s\[]+):(?P<port>\d+)/(?P<ll>\w+)")
 _IB_DEVICE = re.compile(
     r"^NET/IB ?: \[(?P<i>\d+)\] (?P<name>[^:\s]+):[^:\s]*:(?P<port>\d+)/(?P<ll>\w+)"
@@ -196,15 +208,58 @@ def accepts(name: str, head: bytes) -> bool:
 
 
 def parse(stream: BinaryIO) -> NcclDebugResult:
+    """Read 1 MiB blocks of whole lines; a block ``BlockReader`` repairs comes line by line."""
+    reader = _Blocks(stream, block_bytes=BLOCK_BYTES)
+    state = _State()
+    line_no = 0
+    for piece in reader:
+        if isinstance(piece, bytes):
+            lines = piece.decode("utf-8").split("\n")
+            lines.pop()  # the empty text after the block's last newline
+            state.feed_lines(lines, line_no + 1)
+            line_no += len(lines)
+        else:
+            line_no += not isinstance(piece, _SameLine)
+            state.feed(piece, line_no)
+    return _finish(state, reader.repair_warnings())
+
+
+def parse_by_line(stream: BinaryIO) -> NcclDebugResult:
+    """The reading ``parse`` must equal: every line through ``_State.feed`` (for tests)."""
     reader = LineReader(stream)
     state = _State()
     for text in reader:
         state.feed(text, reader.line_no)
+    return _finish(state, reader.repair_warnings())
+
+
+def _finish(state: _State, reader_warnings: list[str]) -> NcclDebugResult:
     if not state.nccl_lines and not state.events:
         raise ParseError(
             "no NCCL_DEBUG lines (host:pid:tid [dev] NCCL INFO ...) nor PyTorch NCCL errors found"
         )
-    return state.result(reader.repair_warnings())
+    return state.result(reader_warnings)
+
+
+class _SameLine(str):
+    """A piece of the physical line before it: LineReader splits a line at a lone ``\\r``
+    and numbers both pieces alike."""
+
+    __slots__ = ()
+
+
+class _Blocks(BlockReader):
+    """``BlockReader`` whose repaired lines say when they continue the line before them, so
+    that events keep the line numbers ``LineReader`` gives."""
+
+    def _repaired(self, raw: bytes) -> Iterator[str]:
+        reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
+        last = 0
+        for text in reader:
+            yield _SameLine(text) if reader.line_no == last else text
+            last = reader.line_no
+        self.truncated += reader.truncated
+        self.decode_errors += reader.decode_errors
 
 
 def _line_time(line: str) -> str | None:
@@ -270,6 +325,111 @@ class _State:
         self.events: list[dict[str, Any]] = []
         self.event_index: dict[tuple[Any, ...], int] = {}
         self.timeouts: dict[tuple[Any, ...], dict[str, Any]] = {}
+        # block reading: text before "NCCL " -> its header, or False where it is not plain
+        self.plain_headers: dict[str, _Segment | Literal[False]] = {}
+        self.inert_lines: set[str] = set()
+
+    # --- block level (issue 27) -------------------------------------------------------------
+
+    def feed_lines(self, lines: list[str], line_no: int) -> None:
+        """Whole lines of a block, the first being line ``line_no``: exactly what ``feed``
+        would make of them, one by one.
+
+        Most lines of a big log are a plain header (``host:pid:tid [dev] mid NCCL LEVEL`` at
+        the start, of a host already seen, no second "NCCL " on the line) and TRACE/CALL
+        chatter (counted only) or an INFO message. Such a header is read once per distinct
+        text up to the level word (``_plain_header``) instead of being searched for on every
+        line; what each such line adds to the counts is added in bulk (``_count_plain``)
+        before the next line that goes through ``feed``, and the two commonest messages
+        (collective calls, algorithm choices) are read together at the end. Lines without
+        a header that change nothing (``_inert``: "... NCCL RDMA server accept") are
+        remembered and skipped. Every other line goes through ``feed``.
+        """
+        headers = self.plain_headers
+        inert = self.inert_lines
+        plain: list[_Segment] = []  # headers of the plain lines not yet counted
+        calls: list[str] = []  # INFO messages of collective calls
+        algos: list[str] = []  # INFO messages of algorithm choices
+        for number, line in enumerate(lines, line_no):
+            at = line.find("NCCL ")
+            if at > 0 and line.find("NCCL ", at + 5) < 0:
+                key = line[: at + 11]  # up to "NCCL TRACE ", or one character after INFO/CALL
+                head = headers.get(key)
+                if head is None:
+                    head = self._plain_header(key)
+                if head:
+                    plain.append(head)
+                    if head.level == "INFO":
+                        self._plain_info(head, line[at + 10 :], number, calls, algos)
+                    continue
+            # no completion is pending after a plain line: the line cannot continue one
+            if plain or self.pending_completion is None:
+                if line in inert:
+                    continue
+                if _inert(line):
+                    _remember(inert, line)
+                    continue
+            if plain:
+                self._count_plain(plain)
+                plain = []
+            self.feed(line, number)
+        self._count_plain(plain)
+        self._bulk_calls(calls)
+        self._bulk_algos(algos)
+
+    def _plain_header(self, key: str) -> _Segment | Literal[False] | None:
+        """The header of lines that start with ``key`` (up to "NCCL TRACE ", or one character
+        after "NCCL INFO " or "NCCL CALL "), where it is their only "NCCL " (checked by the
+        caller) and of a known host; None (not remembered) where the host is new:
+        ``_segments`` may yet read it as a damaged form of another. The header pattern
+        stops at the level word, so the text before "NCCL " alone decides its match."""
+        if key.endswith("NCCL TRACE "):
+            prefix, level = key[:-11], "TRACE"
+        elif key[:-1].endswith(("NCCL INFO ", "NCCL CALL ")):
+            prefix, level = key[:-11], key[-6:-2]
+        else:  # a short line, or a level word this way does not take
+            _remember(self.plain_headers, key, False)
+            return False
+        m = _HEADER.match(prefix + "NCCL INFO ")
+        if m is None or m.end() != len(prefix) + 10:
+            _remember(self.plain_headers, key, False)
+            return False
+        host = m["host"]
+        if host not in self.known_hosts:
+            return None
+        pid, dev = int(m["pid"]), m["dev"]
+        dev_no = int(dev) if dev is not None else None
+        head = _Segment(host, pid, int(m["tid"]), dev_no, level, m["mid"].strip(), "")
+        # what every such line adds once: its process under its host
+        self.pid_hosts.setdefault(pid, set()).add(host)
+        self._host(host).pids.add(pid)
+        _remember(self.plain_headers, key, head)
+        return head
+
+    def _count_plain(self, heads: list[_Segment]) -> None:
+        """What ``feed`` counts for each plain line: the line, its host's lines, and that
+        it ends a wrapped completion."""
+        if heads:
+            self.pending_completion = None
+            self.nccl_lines += len(heads)
+            lines = self.host_lines
+            for head, count in Counter(heads).items():
+                lines[head.host] = lines.get(head.host, 0) + count
+
+    def _plain_info(
+        self, head: _Segment, raw: str, line_no: int, calls: list[str], algos: list[str]
+    ) -> None:
+        """The INFO message of a plain header's line, as ``_info`` reads it; the two
+        commonest messages of a big log are only collected, to be read in bulk."""
+        if " opCount " in raw:
+            if " opCount " in (msg := raw.strip()):
+                calls.append(msg)
+                return
+        elif " Bytes -> Algo " in raw and " Bytes -> Algo " in (msg := raw.strip()):
+            algos.append(msg)
+            return
+        seg = _Segment(head.host, head.pid, head.tid, head.dev, "INFO", head.mid, raw)
+        self._info(seg, raw, line_no, None, None)
 
     # --- line level -------------------------------------------------------------------------
 
@@ -826,14 +986,26 @@ class _State:
 
     def _algo_choice(self, msg: str) -> None:
         m = _ALGO.match(msg)
-        if not m:
-            return
-        algo = _ALGO_NAMES.get(m["algo"], m["algo"].upper())
-        proto = _PROTO_NAMES.get(m["proto"], m["proto"].upper())
-        nbytes = int(m["bytes"])
-        channels = int(m["hi"]) - int(m["lo"]) + 1 if m["lo"] is not None else None
-        entry = self.algos.setdefault((m["coll"], algo, proto), [0, nbytes, nbytes, -1])
-        entry[0] += 1
+        if m:
+            self._add_algo(m["coll"], m["algo"], m["proto"], m["bytes"], m["lo"], m["hi"], 1)
+
+    def _add_algo(
+        self,
+        coll: str | None,
+        algo_code: str,
+        proto_code: str,
+        size: str,
+        lo: str | None,
+        hi: str | None,
+        times: int,
+    ) -> None:
+        """``times`` lines choosing ``algo_code``/``proto_code`` for ``size`` bytes."""
+        algo = _ALGO_NAMES.get(algo_code, algo_code.upper())
+        proto = _PROTO_NAMES.get(proto_code, proto_code.upper())
+        nbytes = int(size)
+        channels = int(hi) - int(lo) + 1 if lo is not None and hi is not None else None
+        entry = self.algos.setdefault((coll, algo, proto), [0, nbytes, nbytes, -1])
+        entry[0] += times
         entry[1] = min(entry[1], nbytes)
         entry[2] = max(entry[2], nbytes)
         if channels is not None:
@@ -841,15 +1013,32 @@ class _State:
 
     def _collective_call(self, msg: str) -> None:
         m = _COLL.match(msg)
-        if not m:
-            return
-        count = int(m["count"])
-        entry = self.colls.setdefault(
-            (m["coll"], _DATATYPES.get(m["dt"], m["dt"])), [0, count, count]
-        )
-        entry[0] += 1
+        if m:
+            self._add_calls(m["coll"], m["dt"], m["count"], 1)
+
+    def _add_calls(self, coll: str, datatype: str, count_text: str, times: int) -> None:
+        """``times`` calls of ``coll`` on ``count_text`` elements of ``datatype``."""
+        count = int(count_text)
+        entry = self.colls.setdefault((coll, _DATATYPES.get(datatype, datatype)), [0, count, count])
+        entry[0] += times
         entry[1] = min(entry[1], count)
         entry[2] = max(entry[2], count)
+
+    def _bulk_calls(self, msgs: list[str]) -> None:
+        """``_collective_call`` for each message (stripped, one line each) at once: the
+        pattern runs over them joined, and equal matches are added together."""
+        if msgs:
+            found = _COLL_LINES.findall("\n".join(msgs))
+            for (coll, count, datatype), times in Counter(found).items():
+                self._add_calls(coll, datatype, count, times)
+
+    def _bulk_algos(self, msgs: list[str]) -> None:
+        """``_algo_choice`` for each message at once, as ``_bulk_calls``."""
+        if msgs:
+            found = _ALGO_LINES.findall("\n".join(msgs))
+            for (coll, size, algo, proto, lo, hi), times in Counter(found).items():
+                # findall gives "" for a group that took no part (``match`` gives None)
+                self._add_algo(coll or None, algo, proto, size, lo or None, hi or None, times)
 
     def _tuning_row(self, seg: _Segment, raw: str) -> None:
         cells = [c.strip() for c in raw.split("|")]
@@ -1368,6 +1557,35 @@ class _State:
 
 
 # --- small helpers --------------------------------------------------------------------------
+
+# A header (``_HEADER``) or a header-less NCCL line (``_BARE``) holds one of these.
+_LEVEL_WORDS = tuple(
+    f"NCCL {level}" for level in ("INFO", "WARN", "TRACE", "CALL", "ABORT", "ERROR")
+)
+
+
+def _inert(line: str) -> bool:
+    """Whether ``_State.feed`` leaves everything as it was for this line, while no wrapped
+    completion is pending: no NCCL header nor level word, and none of the words the
+    foreign-line readers (settings, versions, completions, PyTorch errors) start from."""
+    if "NCCL " in line and any(word in line for word in _LEVEL_WORDS):
+        return False
+    if ("NCCL_" in line and "=" in line) or ("CCL" in line and " version" in line):
+        return False
+    if " : " in line or ibverbs.MARKER in line:
+        return False
+    return not any(marker in line for marker in TORCH_MARKERS)
+
+
+def _remember(memo: dict[str, Any] | set[str], key: str, value: Any = None) -> None:
+    """Add to a block-reading memo, emptied when full so that memory stays flat on files
+    whose lines never repeat (a time before every header)."""
+    if len(memo) >= MAX_MEMO:
+        memo.clear()
+    if isinstance(memo, set):
+        memo.add(key)
+    else:
+        memo[key] = value
 
 
 def _clean_env_value(value: str) -> str:

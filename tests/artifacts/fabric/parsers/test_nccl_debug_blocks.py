@@ -1,0 +1,158 @@
+"""NCCL_DEBUG logs read in blocks (issue 27) give what the line-by-line reading gives.
+
+Random files are stitched from lines of the real samples and from lines the samples lack
+(RCCL banners, IB completion errors, launcher prefixes, PyTorch errors, noise), with digits
+jittered, CRLF or lone ``\\r`` endings and bad bytes, read with small blocks and small caps so
+that lines fall across block boundaries and the memos and limits fill up.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from artifacts.fabric.parsers import nccl_debug
+from artifacts.parsers.base import ParseError
+from tests.artifacts.fabric.parsers.blocks import jitter
+
+SHARED = Path(__file__).resolve().parents[4].parent / "shared"
+SAMPLES = [
+    "samples/nccl_debug/ssbandjl_2node_4gpu_NCCL_DEBUG_TRACE_roce.log",
+    "samples/nccl_debug/ssbandjl_2node_4gpu_all_gather_NCCL_INFO_roce.log",
+    "samples/nccl_debug/raddet_nccl_info_socket_garbled_interleave.log",
+    "samples/nccl_debug/timez_nccl_tests_2.17_allreduce_NCCL_INFO_2xA100_roce.log",
+    "more-samples/nccl_debug/alcf_polaris_vae_nccl_info_trace_aws_ofi_cxi.log",
+    "more-samples/nccl_debug/alcf_polaris_resnet50_WATCHDOG_TIMEOUT_allgather_aws_ofi.log",
+]
+
+# What the samples lack, each a run of lines kept together.
+EXTRAS = [
+    b"gpu1:100:100 [0] NCCL INFO RCCL version : 2.22.3-HEAD:7d8d67c\n"
+    b"HIP version  : 6.4.43484-123eb5128\nROCm version : 6.4.2.0-120-e7d83f5\n",
+    b"RCCL version : 2.22.3-HEAD:7d8d67c\nHIP version  : 6.4.43484-123eb5128\n"
+    b"Hostname     : gpu-53\nLibrccl path : /opt/rocm-6.4.2/lib/librccl.so.1\n",
+    b"gpu1:100:120 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB: Got completion from peer "
+    b"10.46.70.22<39226> with status=12 opcode=32224 len=0 vendor err 129 (Recv) localGid "
+    b"fe80::9e63:c0ff:feab:938a remoteGidsfe80::9e63:c0ff:feab:b6b2 hca mlx5_10\n",
+    b"gpu2:200:220 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+    b"10.2.0.5<33092> with error 12, opcode 0, len\n0, vendor err 129 (Recv)\n",
+    b"[rank1]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught "
+    b"collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=4661, "
+    b"NumelOut=4661, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.\n",
+    b"NET/IB : Got completion with error 12, opcode 0, len 0, vendor err 129\n",
+    # a plain line between a wrapped completion and its would-be tail ends the completion
+    b"gpu2:200:220 [1] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer "
+    b"10.2.0.5<33092> with error 12, opcode 0, len\ngpu2:200:220 [1] NCCL TRACE x\n"
+    b"0, vendor err 129 (Recv) : hca mlx5_0\n",
+    b"gpu1:100:100 [0] NCCL INFO 1024 Bytes -> Algo 0 proto 0\n",
+    b"gpu1:100:100 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n",
+    b"gpu1:100:100 [0] NCCL INFO comm 0x7f00 rank 0 nranks 2 cudaDev 0 nvmlDev 0 busId 1000 "
+    b"commId 0xabc - Init COMPLETE\n",
+    b"gpu2:200:200 [1] NCCL INFO comm 0x8f00 rank 1 nranks 2 cudaDev 1 busId 1b000 - Init START\n",
+    b"gpu1:100:100 [0] NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth0\n",
+    b"+ NCCL_DEBUG=INFO NCCL_IB_HCA=mlx5_0 torchrun train.py\n",
+    b"gpu1:100:100 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7"
+    b" op 0 root 0 comm 0x7f00 [nranks=2] stream 0x3\n",
+    b"gpu1:100:100 [0] NCCL INFO AllReduce: 1024 Bytes -> Algo 1 proto 2 channel{Lo..Hi}={0..3}\n",
+    b"gpu1:100:100 [0] NCCL INFO  AllReduce: opCount 2 sendbuff 0x1 recvbuff 0x2 count 9 "
+    b"datatype 9\n",
+    b"gpu1:100:100 [0] NCCL INFO  opCount \n",
+    b"gpu1:100:100 [0] NCCL TRACE(x) 1\ngpu1:100:100 [0] NCCL TRACEx 1\ngpu1:100:100 NCCL CALL \n",
+    b"gpu1:100:100 [0] NCCL INFO\ngpu1:100:100 [0] NCCL INFO \ngpu1:100:100 [0] NCCL CALL\n",
+    b"xgpu1:100:100 [0] NCCL INFO NCCL_IB_HCA set by environment to mlx5\n",
+    b"pu1:100:101 [0] NCCL INFO Using network IB\n",
+    b"[1,0]<stdout>:gpu1:100:100 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [RO]; OOB eth0\n",
+    b"[rank3]:gpu2:200:200 [1] NCCL INFO Channel 00/0 : 1[1] -> 0[0] via P2P/IPC\n",
+    b"2024-08-01T10:00:00.123Z gpu1:100:100 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n",
+    b"[2025-03-12 10:22:33] gpu2:200:240 [1] misc/socket.cc:540 NCCL WARN socket closed\n",
+    b"gpu1:100:100 [0] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff 0x2 count 4 "
+    b"datatype 7 op 0 gpu2:200:200 [1] NCCL INFO AllGather: opCount 3 sendbuff 0x1 recvbuff "
+    b"0x2 count 4 datatype 7\n",
+    b"NCCL INFO NCCL version 2.19.3+cuda12.3\nNCCL WARN Cuda failure 'out of memory'\n",
+    b"ncclIbAccept(), transport/net_ib.cc:1539, NCCL RDMA server accept\n",
+    b"noise: loss 0.123 step 42\n",
+    b"\n",
+    b"caf\xc3\xa9 gpu1:100:100 [0] NCCL INFO caf\xc3\xa9\n",
+    b"bad \xff byte gpu1:100:100 [0] NCCL INFO Using network \xfe\n",
+    b"progress 10%\rprogress 20%\rgpu1:100:100 [0] NCCL WARN after a bar\n",
+]
+
+
+def _sample_lines() -> list[bytes]:
+    lines: list[bytes] = []
+    for name in SAMPLES:
+        path = SHARED / name
+        if path.exists():
+            lines += path.read_bytes().splitlines(keepends=True)
+    return lines
+
+
+LINES = _sample_lines()
+
+
+def _random_log(rng: random.Random) -> bytes:
+    parts = []
+    for _ in range(rng.randrange(1, 200)):
+        if rng.random() < 0.25 or not LINES:
+            parts.append(rng.choice(EXTRAS))
+        else:  # a run of real lines, in order: their comm, channel and version lines together
+            start = rng.randrange(len(LINES))
+            parts.append(b"".join(LINES[start : start + rng.randrange(1, 60)]))
+    data = jitter(rng, b"".join(parts), rng.choice([0, 0, 0.01, 0.1]))
+    if rng.random() < 0.15:
+        data = data.replace(b"\n", b"\r\n")
+    if rng.random() < 0.2:  # cut anywhere: the last line has no newline
+        data = data[: rng.randrange(len(data) + 1)]
+    return data
+
+
+def _read(parse: object, data: bytes) -> str:
+    try:
+        result = parse(io.BytesIO(data))  # type: ignore[operator]
+    except ParseError as exc:
+        return "ParseError: " + exc.message
+    except ValueError as exc:  # both readings must fail alike (a jittered "vendor err 029")
+        return "ValueError: " + str(exc)
+    return json.dumps(result.to_json(), sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", rng.choice([64, 500, 4096, 1 << 20]))
+    monkeypatch.setattr(nccl_debug, "MAX_MEMO", rng.choice([1, 3, 4096]))
+    monkeypatch.setattr(nccl_debug, "MAX_EVENTS", rng.choice([2, 50, 10_000]))
+    monkeypatch.setattr(nccl_debug, "MAX_ITEMS", rng.choice([3, 50, 50_000]))
+    monkeypatch.setattr(nccl_debug, "MAX_ENV", rng.choice([1, 2_000]))
+    data = _random_log(rng)
+    assert _read(nccl_debug.parse, data) == _read(nccl_debug.parse_by_line, data)
+
+
+def test_a_lone_carriage_return_keeps_line_numbers() -> None:
+    # LineReader gives both pieces of "a\rb" one number: the block reading must too
+    data = (
+        b"gpu1:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+        b"10%\r20%\n"
+        b"gpu1:1:1 [0] misc/socket.cc:1 NCCL WARN first\n"
+    )
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert [e.line for e in result.events] == [3]
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+
+
+def test_plain_lines_are_counted_per_host_and_collectives_in_bulk() -> None:
+    head = b"gpu1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n"
+    body = (
+        b"gpu1:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 8 "
+        b"datatype 7\ngpu1:1:1 [0] enqueue.cc:1 NCCL TRACE call\nprefix gpu1:1:1 NCCL CALL x\n"
+    )
+    data = head + body * 1000
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    assert result.stats["nccl_lines"] == 1 + 3000
+    [calls] = result.collectives
+    assert (calls.collective, calls.calls) == ("AllReduce", 1000)
