@@ -18,9 +18,11 @@ import dataclasses
 import re
 from typing import Any, BinaryIO, ClassVar
 
+from artifacts.fabric.parsers import dmesg_blocks as blocks
 from artifacts.fabric.parsers.dmesg_stamps import Stamp, split_stamp
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.textutil import LineReader, head_text
+from artifacts.parsers.textutil import MAX_LINE_BYTES, head_text
 
 KIND = "dmesg"
 VERSION = 1
@@ -100,6 +102,10 @@ _TX_TIMEOUT = re.compile(
 )
 _KERNEL = re.compile(r"Linux version (?P<v>\S+)|Tainted: [A-Z ]+\s+(?P<t>\d+\.\d+\.\d+\S*)")
 _HARDWARE = re.compile(r"Hardware name: (?P<hw>.+?)\s*$")
+# Stamp shapes whose text, ending in the space after it, gives the same stamp to any line
+# that starts with it: split_stamp's pattern for them stops at that space, and only a
+# " kernel: " (a journal line) would make the line another shape (dmesg_stamps)
+_REUSABLE_STAMPS = frozenset({"uptime", "relative", "date", "human_date", "iso"})
 _MARKERS = ("NVRM:", "mlx5_core", "nvidia-nvswitch", "AER:", "kernel:", "pcieport", "Xid",
             "Hardware Error", "EDAC", "soft lockup", "blocked for more than", "NETDEV WATCHDOG",
             "PCIe bandwidth")  # fmt: skip
@@ -165,10 +171,18 @@ def accepts(name: str, head: bytes) -> bool:
 
 
 def parse(stream: BinaryIO) -> DmesgResult:
-    reader = LineReader(stream)
+    # 1 MiB blocks of whole lines (issue 27): only the lines holding a word some check needs
+    # are read one by one; the rest are counted in runs (dmesg_blocks)
+    reader = blocks.NumberedBlocks(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
     state = _State()
-    for line in reader:
-        state.feed(line, reader.line_no)
+    line_no = 0
+    for piece in reader:
+        if isinstance(piece, bytes):
+            line_no = state.feed_block(piece.decode("utf-8"), line_no)
+        else:  # a line LineReader repaired (a \r, bytes not UTF-8, cut, no newline)
+            advanced, line = piece
+            line_no += advanced
+            state.feed(line, line_no)
     if not state.kernel_lines:
         raise ParseError(
             "no kernel log lines found (dmesg '[uptime]' or '[date]' prefixes, syslog or "
@@ -195,6 +209,123 @@ class _State:
         # the previous kernel line: (stamp, its message, the event it made or None)
         self.previous: tuple[Stamp, str, dict[str, Any] | None, int] | None = None
         self.nvrm_seen: dict[str, dict[str, Any]] = {}
+        # _stamp's last stamp text and its Stamp ("" when none may be reused)
+        self.last_stamp: tuple[str, Stamp | None] = ("", None)
+
+    def feed_block(self, text: str, line_no: int) -> int:
+        """Whole lines (each ends in "\\n"), numbered after ``line_no``: a line with a SLOW
+        word is fed, one with "NVRM" and no SLOW word read by ``_nvrm_line``, and the runs of
+        lines between them counted. Returns the last line's number."""
+        known = self.kernel_version is not None and self.hardware is not None
+        slow = blocks.SLOW_KNOWN if known else blocks.SLOW
+        start = 0
+        slow_at = _found(slow.search(text), len(text))
+        nvrm_at = _found_at(text.find("NVRM"), len(text))
+        while (hit := min(slow_at, nvrm_at)) < len(text):
+            begin = max(start, text.rfind("\n", start, hit) + 1)
+            end = text.index("\n", hit)
+            if begin > start:
+                line_no = self._run(text[start:begin], line_no)
+            line_no += 1
+            if slow_at < end:
+                self.feed(text[begin:end], line_no)
+            else:
+                self._nvrm_line(text[begin:end], line_no)
+            start = end + 1
+            if slow_at < start:
+                slow_at = _found(slow.search(text, start), len(text))
+            if nvrm_at < start:
+                nvrm_at = _found_at(text.find("NVRM", start), len(text))
+        if start < len(text):
+            line_no = self._run(text[start:], line_no)
+        return line_no
+
+    def _run(self, run: str, line_no: int) -> int:
+        """Lines without a SLOW word nor "NVRM": when all have the first one's stamp shape,
+        all each adds is a count, its shape and host, and being the line before the next."""
+        count = run.count("\n")
+        stamp = split_stamp(run[: run.index("\n")])
+        pattern = blocks.run_pattern(stamp.shape, stamp.host) if stamp is not None else None
+        if stamp is None or pattern is None or pattern.fullmatch(run) is None:
+            for line in run[:-1].split("\n"):  # a stampless, blank or other-shaped line
+                line_no += 1
+                self.feed(line, line_no)
+            return line_no
+        self.lines += count
+        self.kernel_lines += count
+        self.parts.setdefault(stamp.shape, None)
+        if stamp.host:
+            self.hosts.setdefault(stamp.host, None)
+        line_no += count
+        last = split_stamp(run[run.rfind("\n", 0, len(run) - 1) + 1 : -1])
+        assert last is not None
+        self.previous = (last, last.message, None, line_no)
+        return line_no
+
+    def _nvrm_line(self, raw: str, line_no: int) -> None:
+        """``feed`` for a stamped line with "NVRM:" and no other word a check needs: no fact
+        to read, no "GPU at", no Xid, no GPU off the bus, so either a line joined to the
+        event before it or an NVRM message of its own."""
+        stamp = self._stamp(raw)
+        if stamp is None or "NVRM:" not in stamp.message:
+            self.feed(raw, line_no)  # unstamped (dmesg -t), or the word was in the stamp
+            return
+        self.lines += 1
+        self.kernel_lines += 1
+        self.parts.setdefault(stamp.shape, None)
+        if stamp.host:
+            self.hosts.setdefault(stamp.host, None)
+        body = stamp.message
+        found = _NVRM.search(body)
+        if self._nvrm_joined(stamp, body, found):
+            return
+        if found is None:  # "NVRM:" then spaces: no message, no event
+            self.previous = (stamp, body, None, line_no)
+            return
+        seen = self.nvrm_seen.get(found["msg"][:500])
+        if seen is not None:  # what _add does for a message seen before, without details
+            seen["details"]["repeats"] = seen["details"].get("repeats", 1) + 1
+            made: dict[str, Any] | None = seen
+        elif len(self.events) >= MAX_EVENTS:  # what _add does then, without the details
+            self.dropped += 1
+            made = None
+        else:
+            made = self._add(stamp, line_no, body, ("nvrm", _nvrm_details(found["msg"])))
+        self.previous = (stamp, body, made, line_no)
+
+    def _stamp(self, raw: str) -> Stamp | None:
+        """``split_stamp(raw)``, reusing the last NVRM line's stamp when ``raw`` starts with
+        the same stamp text (an Xid's RPC history: 30 lines of one stamp)."""
+        prefix, stamp = self.last_stamp
+        if prefix and raw.startswith(prefix) and " kernel: " not in raw[:120]:
+            time, host, uptime_s, delta_s, shape, _ = stamp
+            return Stamp(time, host, uptime_s, delta_s, shape, raw[len(prefix) :])
+        stamp = split_stamp(raw)
+        self.last_stamp = ("", None)
+        if stamp is not None and stamp.shape in _REUSABLE_STAMPS:
+            prefix = raw[: len(raw) - len(stamp.message)]
+            if prefix[-1:].isspace() and " kernel: " not in raw[:120]:
+                self.last_stamp = (prefix, stamp)
+        return stamp
+
+    def _nvrm_joined(self, stamp: Stamp, body: str, found: re.Match[str] | None) -> bool:
+        """``_joined`` for an ``_nvrm_line`` line (its own event can only be an "nvrm" one)."""
+        if self.previous is None or self.previous[2] is None:
+            return False
+        before, _, made, _ = self.previous
+        if not _same_moment(before, stamp) or "NVRM:" not in made["text"]:
+            return False
+        if found is not None and found["msg"][:500] == made["details"].get("message"):
+            made["details"]["repeats"] = made["details"].get("repeats", 1) + 1
+            return True
+        more = made["details"].setdefault("more", [])
+        if len(more) < MAX_JOINED:
+            more.append(body.split("NVRM:", 1)[1].strip()[:500])
+        # the line holds no "mismatch": the pattern can only match when the event's does
+        mismatch = made["kind"] == "nvrm" and "mismatch" in made["text"]
+        if mismatch and (m := _API_MISMATCH.search(made["text"] + " " + body)):
+            made["details"].update(client_version=m["client"], kernel_version=m["kernel"])
+        return True
 
     def feed(self, raw: str, line_no: int) -> None:
         self.lines += 1
@@ -429,6 +560,14 @@ def _nvrm_event(body: str) -> tuple[str, dict[str, Any]] | None:
     if m := _NVRM.search(body):
         return "nvrm", _nvrm_details(m["msg"])
     return None
+
+
+def _found(m: re.Match[str] | None, none: int) -> int:
+    return m.start() if m is not None else none
+
+
+def _found_at(index: int, none: int) -> int:
+    return index if index >= 0 else none
 
 
 def _same_moment(a: Stamp, b: Stamp) -> bool:

@@ -1,0 +1,88 @@
+"""What reading a kernel log in 1 MiB blocks needs (issue 27): the words that make a line worth
+a full read, and, per stamp shape, a pattern that tells a whole run of lines apart in one call.
+
+Most kernel lines state nothing ``dmesg.py`` keeps: they count (``lines``, ``kernel_lines``),
+name their stamp shape and host, and may be the line before a wrapped one. A block is searched
+once for ``SLOW`` words (every word but "NVRM" that a check in ``dmesg._State.feed`` needs
+before it reads a line further) and for "NVRM"; the runs of lines between hits are counted in
+bulk when ``run_pattern`` says each of their lines has the stamp shape ``split_stamp`` gives the
+first, else read line by line.
+
+Each ``_STAMPS`` pattern matches a subset of what its shape's pattern in ``dmesg_stamps`` matches
+(``[0-9]`` for ``\\d``, bounded repeats, no newline), and never a line ``split_stamp`` gives
+another shape: the journal patterns end within 120 characters (the ``" kernel: "`` test), and
+the ``uptime`` and ``iso`` ones refuse a ``host kernel:`` after the stamp (which makes a line
+``journal_monotonic``/``journal_iso``). A pattern that misses a line only costs speed.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import re
+from collections.abc import Iterator
+
+from artifacts.fabric.parsers.line_blocks import BlockReader
+from artifacts.parsers.textutil import LineReader
+
+# The words of dmesg._State.feed's checks but "NVRM": _facts (PCIe links, "Hardware name",
+# on NVRM lines the driver and board serial), the "GPU at" line, an API mismatch joined
+# across two lines, _event and _host_event. "version"/"Tainted"/"Hardware name" only while
+# the kernel version / hardware is unknown (feed stops looking once known). A line with one
+# of these is fed; one with "NVRM" and none of them is read by dmesg._State._nvrm_line; the
+# others (most lines) only count.
+_ALWAYS = (
+    r"fallen off|Xid|mlx5_core|AER|PCIe|Out of memory|Hardware Error|EDAC|soft lockup"
+    r"|blocked for more than|NETDEV WATCHDOG|GPU at|loading NVIDIA|Serial Number|mismatch"
+)
+SLOW = re.compile(_ALWAYS + r"|version|Tainted|Hardware name")
+SLOW_KNOWN = re.compile(_ALWAYS)
+
+_LEVEL = r"(?:<[0-9]{1,3}>|[a-z]{1,8} {0,4}: {0,4}[a-z]{1,8} {0,4}: {0,4})?"
+_NUM = r"[0-9]{1,12}\.[0-9]{1,12}"
+_NOT_JOURNAL = r"(?! [\w.\-]+ kernel: )"
+_HOST = r" {host} kernel: "  # the run's one host (re.escape'd): the journal shapes
+# shape -> the stamp of a line split_stamp gives that shape (a subset of those lines)
+_STAMPS = {
+    "uptime": _LEVEL + rf"\[ {{0,12}}{_NUM}(?: {{0,12}}< {{0,12}}{_NUM}>)?\]" + _NOT_JOURNAL,
+    "relative": _LEVEL + rf"\[ {{0,12}}\+{_NUM}\]",
+    "date": _LEVEL + r"\[[A-Z][a-z]{2} [^\]\n]{0,30}[0-9]{4}\]",
+    "human_date": _LEVEL + r"\[[A-Z][a-z]{2} {1,2}[0-9]{1,2} [0-9]{1,2}:[0-9]{2}(?::[0-9]{2})?\]",
+    "iso": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]{1,12})?"
+    r"(?:Z|[+-][0-9]{2}:?[0-9]{2})?[ \t](?![\w.\-]+ kernel: )",
+    "syslog": r"[A-Z][a-z]{2} {1,2}[0-9]{1,2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?" + _HOST,
+    "journal_iso": r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.,]{1,20}(?:Z|[+-][0-9:]{1,6})?" + _HOST,
+    "journal_monotonic": rf"\[ {{0,12}}{_NUM}\]" + _HOST,
+    "journal_unix": r"[0-9]{9,11}\.[0-9]{1,9}" + _HOST,
+}
+JOURNAL_SHAPES = frozenset({"syslog", "journal_iso", "journal_monotonic", "journal_unix"})
+
+
+class NumberedBlocks(BlockReader):
+    """``BlockReader`` whose repaired lines come as (physical lines advanced, line): an event
+    keeps its line number, and a line split at a lone ``\\r`` is one physical line."""
+
+    def _repaired(self, raw: bytes) -> Iterator[tuple[int, str]]:  # type: ignore[override]
+        reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
+        seen = 0
+        for line in reader:
+            yield reader.line_no - seen, line
+            seen = reader.line_no
+        self.truncated += reader.truncated
+        self.decode_errors += reader.decode_errors
+
+
+@functools.lru_cache(maxsize=64)
+def run_pattern(shape: str, host: str | None) -> re.Pattern[str] | None:
+    """A pattern whose fullmatch says that every line of a run (whole lines) has ``shape``
+    (and, for a journal shape, ``host``), or None when runs of that shape are not counted
+    in bulk. One pass of the regex engine: a pattern per line start (re.M) is tried at
+    every character and costs three times as much."""
+    stamp = _STAMPS.get(shape)
+    if stamp is None or (host is None) != (shape not in JOURNAL_SHAPES):
+        return None
+    if host is not None:
+        if len(host) > 64 or not re.fullmatch(r"[\w.\-]+", host):
+            return None  # its " kernel: " could lie beyond split_stamp's 120 characters
+        stamp = stamp.replace("{host}", re.escape(host))
+    return re.compile(rf"(?:{stamp}[^\n]*\n)*")
