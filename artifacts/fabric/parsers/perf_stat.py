@@ -14,15 +14,26 @@ per setting): each ``Performance counter stats for ...`` block is a run with its
 ``$ perf stat ...`` prompt line before it), its target, its counters and its times. Counter
 rows pasted without their header (a fragment) are read too when they look like perf's (a
 ``# metric`` comment, a unit, a multiplexing share or a known event name).
+
+Large files (a collector's appended runs, a long ``-I`` log) are read in 1 MiB blocks
+(issue 27). What a line does depends on its text alone (``_effect``; the state it is applied
+to decides the rest), so a run of lines read once, from a run's or an interval's first line
+to the next line like it, is kept as a template: a later copy line for line the same is
+added in bulk, and a copy with other digits in the same places reads each row's cells at the
+template's places, without perf's patterns. Every other line is read on its own.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import io
 import re
+from collections.abc import Iterator
 from typing import Any, BinaryIO, ClassVar
 
 from artifacts.fabric.parsers.counters_common import CounterSample, SampleBuffer, prompt
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, BlockReader
 from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import (
     LineReader,
@@ -160,10 +171,13 @@ def accepts(name: str, head: bytes) -> bool:
 
 
 def parse(stream: BinaryIO) -> PerfStatResult:
-    reader = LineReader(stream)
+    reader = _NumberedBlocks(stream, block_bytes=BLOCK_BYTES)
     state = _State()
-    for line in reader:
-        state.feed(line, reader.line_no)
+    for piece in reader:
+        if type(piece) is str:
+            state.feed(piece, reader.line_no)
+        else:
+            reader.line_no += state.feed_block(piece, reader.line_no + 1)
     if not state.events:
         raise ParseError("no perf stat counter rows found")
     return state.result(reader.repair_warnings())
@@ -185,8 +199,188 @@ def _fragment_row(m: re.Match[str] | None) -> bool:
     )
 
 
+# ---------------------------------------------------------------------------------------
+# What one line does. A line's effect is a function of its text alone (the state it is
+# applied to decides the rest), so the effect of a line read once holds for every copy of
+# it: that is what lets repeated runs be added without reading them again (issue 27).
+# ---------------------------------------------------------------------------------------
+
+_FX_STARTED = 0  # (kind, ISO time or None): "# started on ..."
+_FX_PART = 1  # (kind, part): the interval header, which only names a part
+_FX_METRIC = 2  # (kind, text, effect of the line if no row of the run is there to take it)
+_FX_HOST = 3  # (kind, host or None): a shell prompt of another command
+_FX_COMMAND = 4  # (kind, host or None, command): the "$ perf stat ..." prompt
+_FX_HEADER = 5  # (kind, target): "Performance counter stats for ..."
+_FX_FOOTER = 6  # (kind, what, seconds, variance % or None)
+_FX_ROW = 7  # (kind, cells, part, kept without a header, fields or None)
+_FX_ROWS = 8  # (kind, _Rows): consecutive rows of a template, added together
+
+# A row's cells as printed, in this order (None where the row has no such cell).
+_CELLS = ("event", "value", "unit", "scope", "cpus", "interval", "metric", "pct", "var")
+_INTERVAL_CELL = 5
+
+Effect = tuple[Any, ...]
+Cells = tuple[str | None, ...]
+Fields = tuple[Any, ...]
+
+
+def _effect(line: str) -> Effect | None:
+    """What ``line`` does; None for a line perf stat's reading skips."""
+    if line.lstrip()[:1] == "#":
+        # "#" lines before prompts: "# started on" and "#    time" look like a root's "# cmd"
+        if m := _STARTED.match(line):
+            stamp = find_timestamp(m["t"])
+            return (_FX_STARTED, stamp[0] if stamp else None)
+        if _INTERVAL_HEADER.match(line):  # "#           time             counts unit events"
+            return (_FX_PART, "interval_header")
+        if m := _METRIC_ONLY.match(line):
+            return (_FX_METRIC, " ".join(m["metric"].split()), _plain_effect(line))
+    return _plain_effect(line)
+
+
+def _plain_effect(line: str) -> Effect | None:
+    """A line that is not perf's own comment: a prompt, the header, the footer or a row."""
+    # each pattern only where its words are: most lines are counter rows (issue 27)
+    shell = prompt(line) if _maybe_prompt(line) else None
+    if shell is not None:
+        if "perf" in shell[1] and "stat" in shell[1]:
+            return (_FX_COMMAND, shell[0], shell[1])
+        return (_FX_HOST, shell[0])
+    if "Performance counter stats for" in line and (m := _TARGET.search(line)):
+        return (_FX_HEADER, _target(m["target"]))
+    if "seconds" in line and (m := _FOOTER.match(line)):
+        variance = float(m["var"]) if m["what"] == "time elapsed" and m["var"] else None
+        return (_FX_FOOTER, m["what"], float(m["v"]), variance)
+    if _csv_like(line) and (cells := _csv_cells(line)) is not None:
+        return (_FX_ROW, cells, "csv", True, None)
+    m = _ROW.match(line)
+    if m is None:
+        return None
+    cells = m.group(*_CELLS)
+    part = "interval" if m["interval"] else "counters"
+    return (_FX_ROW, cells, part, bool(m["interval"]) or _fragment_row(m), None)
+
+
+def _csv_like(line: str) -> bool:
+    """-x, rows have no column padding; "1,234,567   cycles" is the text table."""
+    stripped = line.strip()
+    return stripped.count(",") >= 3 and "  " not in stripped and stripped[:1] != "#"
+
+
+def _csv_cells(line: str) -> Cells | None:
+    """``-x,``: [interval,] [scope, cpus,] value, unit, event, run, pct[, metric, name]."""
+    cells = [c.strip() for c in line.rstrip("\n").split(",")]
+    interval = None
+    if (
+        len(cells) > 4
+        and re.fullmatch(r"\d+\.\d+", cells[0])
+        and (to_number(cells[1]) is not None or cells[1].startswith("<not"))
+        and re.search(r"[A-Za-z]", cells[3])
+    ):
+        interval, cells = cells[0], cells[1:]
+    scope = cpus = None
+    if re.fullmatch(_SCOPE, cells[0] or ""):
+        scope, cells = cells[0], cells[1:]
+        if cells and cells[0].isdigit() and len(cells) > 4:
+            cpus, cells = cells[0], cells[1:]
+    if len(cells) < 3:
+        return None
+    value, unit, event = cells[0], cells[1] or None, cells[2]
+    if not event or (to_number(value) is None and not value.startswith("<not")):
+        return None
+    pct = cells[4] if len(cells) > 4 else None
+    if pct and not _is_float(pct):
+        return None  # not perf's run share: nvidia-smi's CSV ("0, 8192 MiB, ..., 200.00 W")
+    metric = " ".join(c for c in cells[5:7] if c) or None
+    return (event, value, unit, scope, cpus, interval, metric, pct, None)
+
+
+def _fields(cells: Cells) -> Fields:
+    """A PerfEvent's fields but its run, in its order, from a row's cells. Built only for the
+    rows kept: ``int`` of a cell of thousands of digits raises, as it did past the cap."""
+    event, value, unit, scope, cpus, interval, metric, pct, variance = cells
+    assert event is not None and value is not None
+    status = "counted"
+    number: float | None = None
+    if value.startswith("<not"):
+        status = value.strip("<>")
+    else:
+        parsed = to_number(value)
+        number = float(parsed) if parsed is not None else None
+    return (
+        event,
+        number,
+        unit,
+        scope,
+        int(cpus) if cpus else None,
+        float(interval) if interval else None,
+        " ".join(metric.split()) if metric else None,
+        float(pct) if pct not in (None, "") else None,
+        status,
+        float(variance) if variance else None,
+    )
+
+
+# Frozen dataclasses filled through ``__dict__``: their ``__init__`` sets each field through
+# ``object.__setattr__``, 3x slower, and a capped file builds 100,000 events and samples and
+# tens of thousands of runs (issue 27). One key at a time, in the fields' order: the
+# instance keeps the class's shared keys (168 bytes) where ``dict.update`` would give it a
+# dict of its own (464).
+_new = object.__new__
+
+
+def _event(fields: Fields, run: int) -> PerfEvent:
+    """``PerfEvent(*fields, run=run)``."""
+    event, value, unit, scope, cpus, interval_s, metric, pct, status, variance = fields
+    row = _new(PerfEvent)
+    values = row.__dict__
+    values["event"] = event
+    values["value"] = value
+    values["unit"] = unit
+    values["scope"] = scope
+    values["cpus"] = cpus
+    values["interval_s"] = interval_s
+    values["metric"] = metric
+    values["multiplexed_pct"] = pct
+    values["status"] = status
+    values["run"] = run
+    values["variance_pct"] = variance
+    values["more_metrics"] = ()
+    return row
+
+
+def _sample(
+    host: str | None, event: PerfEvent, captured_at: str | None, snapshot: int
+) -> CounterSample:
+    """The counter row of a kept event, as ``CounterSample(...)``."""
+    row = _new(CounterSample)
+    values = row.__dict__
+    values["host"] = host
+    values["device"] = event.scope or "all"
+    values["port"] = None
+    values["counter"] = event.event
+    values["value"] = event.value
+    values["unit"] = event.unit or "count"
+    values["captured_at"] = captured_at
+    values["snapshot"] = snapshot
+    return row
+
+
 class _Run:
-    """The block being read; frozen into a PerfRun at the end."""
+    """The block being read; frozen into a PerfRun at the end. Slots: a tiled log holds
+    tens of thousands of runs."""
+
+    __slots__ = (
+        "command",
+        "elapsed_variance",
+        "events",
+        "footer",
+        "index",
+        "intervals",
+        "line",
+        "started",
+        "target",
+    )
 
     def __init__(self, index: int, line: int) -> None:
         self.index = index
@@ -194,35 +388,49 @@ class _Run:
         self.command: str | None = None
         self.target: str | None = None
         self.started: str | None = None
-        self.footer: dict[str, float] = {}
+        # made at their first entry: a run without them costs no empty dict or set
+        self.footer: dict[str, float] | None = None
         self.elapsed_variance: float | None = None
         self.events = 0
-        self.intervals: set[float] = set()
+        self.intervals: set[float] | None = None
 
     def empty(self) -> bool:
         return not (self.events or self.footer or self.target or self.started or self.command)
 
     def freeze(self) -> PerfRun:
-        target = self.target
-        repeats = _REPEATS.search(target or "")
-        if target and repeats:
-            target = _target(target[: repeats.start()])
-        pid = _PID.search(target or "")
-        return PerfRun(
-            index=self.index,
-            line=self.line,
-            command=self.command,
-            target=target,
-            pid=int(pid["pid"]) if pid else None,
-            repeats=int(repeats["n"]) if repeats else None,
-            started_at=self.started,
-            elapsed_s=self.footer.get("time elapsed"),
-            elapsed_variance_pct=self.elapsed_variance,
-            user_s=self.footer.get("user"),
-            sys_s=self.footer.get("sys"),
-            events=self.events,
-            intervals=len(self.intervals),
-        )
+        target, pid, repeats = _target_facts(self.target)
+        footer = self.footer or {}
+        run = _new(PerfRun)  # as _event
+        values = run.__dict__
+        values["index"] = self.index
+        values["line"] = self.line
+        values["command"] = self.command
+        values["target"] = target
+        values["pid"] = pid
+        values["repeats"] = repeats
+        values["started_at"] = self.started
+        values["elapsed_s"] = footer.get("time elapsed")
+        values["elapsed_variance_pct"] = self.elapsed_variance
+        values["user_s"] = footer.get("user")
+        values["sys_s"] = footer.get("sys")
+        values["events"] = self.events
+        values["intervals"] = len(self.intervals or ())
+        return run
+
+    def add_intervals(self, intervals: set[float]) -> None:
+        if self.intervals is None:
+            self.intervals = set()
+        self.intervals.update(intervals)
+
+
+@functools.lru_cache(maxsize=1024)  # runs of one file share a few targets
+def _target_facts(target: str | None) -> tuple[str | None, int | None, int | None]:
+    """The target as listed, its pid and -r's repeats."""
+    repeats = _REPEATS.search(target or "")
+    if target and repeats:
+        target = _target(target[: repeats.start()])
+    pid = _PID.search(target or "")
+    return target, int(pid["pid"]) if pid else None, int(repeats["n"]) if repeats else None
 
 
 class _State:
@@ -234,6 +442,12 @@ class _State:
         self.parts: dict[str, None] = {}
         self.line_no = 0
         self.dropped = 0  # event rows beyond MAX_EVENTS
+        # Reading whole blocks (issue 27): a run of lines read one by one from a line that
+        # starts a run or an interval up to the next line like it becomes the template; its
+        # later copies are added in bulk, lines with other digits in a row's cells each.
+        self.template: _Template | None = None
+        self.recording: _Recording | None = None
+        self.last_interval: str | None = None  # of the last row read one by one
 
     @property
     def run(self) -> _Run:
@@ -248,165 +462,254 @@ class _State:
         run.line = run.line or self.line_no
         return run
 
+    # -- line by line ---------------------------------------------------------------------
+
     def feed(self, line: str, line_no: int = 0) -> None:
+        self.recording = None
         self.line_no = line_no
-        # "#" lines before prompts: "# started on" and "#    time" look like a root's "# cmd"
-        if line.lstrip()[:1] == "#" and self._comment(line):
-            return
-        # each pattern only where its words are: most lines are counter rows (issue 27)
-        shell = prompt(line) if _maybe_prompt(line) else None
-        if shell is not None:
-            self.host = shell[0] or self.host
-            if "perf" in shell[1] and "stat" in shell[1]:
-                self._next_run(not self.run.empty()).command = shell[1]
-                self.parts.setdefault("command", None)
-            return
-        if "Performance counter stats for" in line and (m := _TARGET.search(line)):
-            run = self.run
-            self._next_run(bool(run.events or run.footer or run.target)).target = _target(
-                m["target"]
-            )
-            self.in_stats = True
-            self.parts.setdefault("header", None)
-            return
-        if "seconds" in line and (m := _FOOTER.match(line)):
-            run = self._next_run(False)
-            run.footer[m["what"]] = float(m["v"])
-            if m["what"] == "time elapsed" and m["var"]:
-                run.elapsed_variance = float(m["var"])
-            self.parts.setdefault("footer", None)
-            return
-        # -x, rows have no column padding; "1,234,567   cycles" is the text table
-        stripped = line.strip()
-        csv_like = stripped.count(",") >= 3 and "  " not in stripped and stripped[:1] != "#"
-        if csv_like and self._csv(line):
-            self.parts.setdefault("csv", None)
-            return
-        m = _ROW.match(line)
-        if m is None:
-            return
-        if not (self.in_stats or m["interval"]) and not _fragment_row(m):
-            return
-        self._add(m["event"], m["value"], m["unit"], m["scope"], m["cpus"], m["interval"],
-                  m["metric"], m["pct"], m["var"])  # fmt: skip
-        self.parts.setdefault("interval" if m["interval"] else "counters", None)
+        self._apply(_effect(line))
 
-    def _comment(self, line: str) -> bool:
-        """``# started on``, the interval header and metric-only lines; True when one."""
-        if m := _STARTED.match(line):
-            run = self.run
-            run = self._next_run(bool(run.events or run.footer or run.target or run.started))
-            stamp = find_timestamp(m["t"])
-            run.started = stamp[0] if stamp else None
-            self.parts.setdefault("started", None)
-            return True
-        if _INTERVAL_HEADER.match(line):  # "#           time             counts unit events"
-            self.parts.setdefault("interval_header", None)
-            return True
-        m = _METRIC_ONLY.match(line)
-        if m and self.events and self.events[-1].run == self.run.index:
+    def _apply(self, effect: Effect | None) -> None:
+        if effect is not None:
+            _APPLY[effect[0]](self, effect)
+
+    def _started(self, effect: Effect) -> None:
+        run = self.run
+        run = self._next_run(bool(run.events or run.footer or run.target or run.started))
+        run.started = effect[1]
+        self.parts.setdefault("started", None)
+
+    def _part(self, effect: Effect) -> None:
+        self.parts.setdefault(effect[1], None)
+
+    def _prompt(self, effect: Effect) -> None:
+        self.host = effect[1] or self.host
+        if effect[0] == _FX_COMMAND:
+            self._next_run(not self.run.empty()).command = effect[2]
+            self.parts.setdefault("command", None)
+
+    def _header(self, effect: Effect) -> None:
+        run = self.run
+        self._next_run(bool(run.events or run.footer or run.target)).target = effect[1]
+        self.in_stats = True
+        self.parts.setdefault("header", None)
+
+    def _footer(self, effect: Effect) -> None:
+        run = self._next_run(False)
+        if run.footer is None:
+            run.footer = {}
+        run.footer[effect[1]] = effect[2]
+        if effect[3] is not None:
+            run.elapsed_variance = effect[3]
+        self.parts.setdefault("footer", None)
+
+    def _metric(self, effect: Effect) -> None:
+        """A metric-only line belongs to the row above it when that row is the run's."""
+        if self.events and self.events[-1].run == self.run.index:
             last = self.events[-1]
-            more = (*last.more_metrics, " ".join(m["metric"].split()))
-            self.events[-1] = dataclasses.replace(last, more_metrics=more)
-            return True
-        return False
+            self.events[-1] = dataclasses.replace(
+                last, more_metrics=(*last.more_metrics, effect[1])
+            )
+        else:
+            self._apply(effect[2])
 
-    def _csv(self, line: str) -> bool:
-        """``-x,``: [interval,] [scope, cpus,] value, unit, event, run, pct[, metric, name]."""
-        cells = [c.strip() for c in line.rstrip("\n").split(",")]
-        interval = None
-        if (
-            len(cells) > 4
-            and re.fullmatch(r"\d+\.\d+", cells[0])
-            and (to_number(cells[1]) is not None or cells[1].startswith("<not"))
-            and re.search(r"[A-Za-z]", cells[3])
-        ):
-            interval, cells = cells[0], cells[1:]
-        scope = cpus = None
-        if re.fullmatch(_SCOPE, cells[0] or ""):
-            scope, cells = cells[0], cells[1:]
-            if cells and cells[0].isdigit() and len(cells) > 4:
-                cpus, cells = cells[0], cells[1:]
-        if len(cells) < 3:
-            return False
-        value, unit, event = cells[0], cells[1] or None, cells[2]
-        if not event or (to_number(value) is None and not value.startswith("<not")):
-            return False
-        pct = cells[4] if len(cells) > 4 else None
-        if pct and not _is_float(pct):
-            return False  # not perf's run share: nvidia-smi's CSV ("0, 8192 MiB, ..., 200.00 W")
-        metric = " ".join(c for c in cells[5:7] if c) or None
-        self._add(event, value, unit, scope, cpus, interval, metric, pct, None)
-        return True
+    def _row(self, effect: Effect) -> None:
+        _, cells, part, headless, fields = effect
+        if not (headless or self.in_stats):
+            return  # a row-like line before any header that does not look like perf's
+        run = self._take(cells[_INTERVAL_CELL])
+        if run is not None:
+            self.events.append(_event(fields or _fields(cells), run.index))
+        self.parts.setdefault(part, None)
 
-    def _add(
-        self,
-        event: str,
-        value: str,
-        unit: str | None,
-        scope: str | None,
-        cpus: str | None,
-        interval: str | None,
-        metric: str | None,
-        pct: str | None,
-        variance: str | None,
-    ) -> None:
+    def _take(self, interval: str | None) -> _Run | None:
+        """Count a row in its run: the run when the row is kept, None past MAX_EVENTS."""
         # counters after a footer, with no header between: the next block's header was cut
-        run = self._next_run(bool(self.run.footer) and interval is None)
+        run = self._next_run(bool(self.runs[-1].footer) and interval is None)
         run.events += 1
         if interval:
+            if run.intervals is None:
+                run.intervals = set()
             run.intervals.add(float(interval))
         if len(self.events) >= MAX_EVENTS:
             self.dropped += 1
-            return
-        status = "counted"
-        number: float | None = None
-        if value.startswith("<not"):
-            status = value.strip("<>")
-        else:
-            parsed = to_number(value)
-            number = float(parsed) if parsed is not None else None
-        self.events.append(
-            PerfEvent(
-                event=event,
-                value=number,
-                unit=unit,
-                scope=scope,
-                cpus=int(cpus) if cpus else None,
-                interval_s=float(interval) if interval else None,
-                metric=" ".join(metric.split()) if metric else None,
-                multiplexed_pct=float(pct) if pct not in (None, "") else None,
-                status=status,
-                run=run.index,
-                variance_pct=float(variance) if variance else None,
-            )
-        )
+            return None
+        return run
 
-    def result(self, warnings: list[str]) -> PerfStatResult:
-        runs = [r.freeze() for r in self.runs if not r.empty()]
-        buffer = SampleBuffer()
+    # -- whole blocks ---------------------------------------------------------------------
+
+    def feed_block(self, chunk: bytes, first_line: int) -> int:
+        """Whole lines, the first of them line ``first_line``; how many there were."""
+        lines = chunk.split(b"\n")
+        lines.pop()
+        self.recording = None
+        i, size = 0, len(lines)
+        while i < size:
+            template = self.template
+            if template is not None and i + template.size <= size and template.begins(lines[i]):
+                self.recording = None
+                i = self._follow(template, lines, i, first_line)
+                continue
+            if self._line(lines, i, first_line + i):
+                i += 1
+        self.recording = None  # it holds places in these lines
+        return size
+
+    def _line(self, lines: list[bytes], i: int, line_no: int) -> bool:
+        """Read line ``i`` on its own, recording; False when it closed the recording into a
+        template that begins there (the line is then read as the template's)."""
+        line = lines[i]
+        effect = _effect(line.decode())
+        recording = self.recording
+        if recording is not None and len(recording.effects) > _MAX_TEMPLATE_LINES:
+            self.recording = recording = None
+        if effect is not None and self._starts_unit(effect):
+            key = line.translate(None, _DIGITS).split()
+            if recording is not None and key == recording.key:
+                self.recording = None
+                template = _Template.of(lines[recording.start : i], recording.effects)
+                if template is not None:
+                    self.template = template
+                    if template.begins(line):
+                        return False
+                recording = None
+            if recording is None:
+                self.recording = recording = _Recording(i, key)
+        if recording is not None:
+            recording.effects.append(effect)
+        if effect is not None and effect[0] == _FX_ROW:
+            self.last_interval = effect[1][_INTERVAL_CELL]
+        self.line_no = line_no
+        self._apply(effect)
+        return True
+
+    def _starts_unit(self, effect: Effect) -> bool:
+        """Where a template may begin: a run's prompt, start or header, or an interval's
+        first row (each interval of ``-I`` repeats the one before)."""
+        kind = effect[0]
+        if kind == _FX_ROW:
+            interval = effect[1][_INTERVAL_CELL]
+            return interval is not None and interval != self.last_interval
+        return kind in (_FX_COMMAND, _FX_STARTED, _FX_HEADER)
+
+    def _follow(self, template: _Template, lines: list[bytes], i: int, first_line: int) -> int:
+        """Read the copies of ``template`` from line ``i`` on; the line after them."""
+        size, end = template.size, len(lines)
+        while i + size <= end:
+            if lines[i : i + size] == template.lines:
+                self._program(template, first_line + i)
+            elif template.begins(lines[i]):
+                if self._copy(template, lines, i, first_line + i) > size // 2:
+                    self.template = None  # most lines differ: learn a better one
+                    return i + size
+            else:
+                break
+            i += size
+        return i
+
+    def _program(self, template: _Template, line_no: int) -> None:
+        """One copy of the template, line for line the same: its effects, rows in bulk."""
+        for offset, apply, effect in template.program:
+            self.line_no = line_no + offset
+            apply(self, effect)
+
+    def _copy(self, template: _Template, lines: list[bytes], i: int, line_no: int) -> int:
+        """One copy whose lines differ from the template's; how many were read afresh."""
+        fresh = 0
+        for j in range(template.size):
+            line = lines[i + j]
+            self.line_no = line_no + j
+            if line == template.lines[j]:
+                self._apply(template.effects[j])
+                continue
+            same = template.same_shape(j, line)
+            spans = template.spans[j]
+            if same and spans and self._span_row(line.decode(), spans, template.effects[j][2]):
+                continue
+            fresh += not same
+            self._apply(_effect(line.decode()))
+        return fresh
+
+    def _span_row(self, text: str, spans: _Spans, part: str) -> bool:
+        """A text row where the template's row was, with other digits in the same places:
+        perf's patterns have no digit of their own, so ``_ROW`` matches it the same way and
+        its cells are the same slices. False when the row may need perf's header."""
+        start, end = spans[_INTERVAL_CELL]
+        interval = text[start:end] if start >= 0 else None
+        if interval is None and not self.in_stats:
+            return False
+        run = self._take(interval)
+        if run is not None:
+            cells = tuple(text[a:b] if a >= 0 else None for a, b in spans)
+            self.events.append(_event(_fields(cells), run.index))
+        self.parts.setdefault(part, None)
+        return True
+
+    def _rows(self, effect: Effect) -> None:
+        """Consecutive rows of a template (``_take`` and ``_row`` for each, together)."""
+        rows: _Rows = effect[1]
+        line_no = self.line_no
+        run = self.runs[-1]
+        if run.footer or not (rows.headless or self.in_stats):
+            for offset, row in rows.each:  # one of them may open a run or be skipped
+                self.line_no = line_no + offset
+                self._row(row)
+            return
+        run.line = run.line or line_no
+        count = len(rows.fields)
+        run.events += count
+        if rows.intervals:
+            run.add_intervals(rows.intervals)
+        events = self.events
+        room = max(0, MAX_EVENTS - len(events))
+        if room:
+            index = run.index
+            events += [_event(fields, index) for fields in rows.fields[:room]]
+        self.dropped += max(0, count - room)
+        for part in rows.parts:
+            self.parts.setdefault(part, None)
+
+    # -- the result -----------------------------------------------------------------------
+
+    def _samples(self, started: dict[int, str | None]) -> list[CounterSample]:
+        """The counter rows of the events with a value."""
         # one snapshot per (run, interval): runs appended in one file never merge
         keys = sorted({(e.run, e.interval_s or 0.0) for e in self.events})
         index = {k: i for i, k in enumerate(keys)}
-        started = {r.index: r.started_at for r in runs}
+        shifted: dict[tuple[str, float], str | None] = {}  # a start plus an interval, once
+        samples = []
         for e in self.events:
             if e.value is None:
                 continue
             when = started.get(e.run)
             if when and e.interval_s is not None:
-                when = iso_plus_seconds(when, e.interval_s)
-            buffer.add(
-                CounterSample(
-                    host=self.host,
-                    device=e.scope or "all",
-                    port=None,
-                    counter=e.event,
-                    value=e.value,
-                    unit=e.unit or "count",
-                    captured_at=when,
-                    snapshot=index[(e.run, e.interval_s or 0.0)],
-                )
-            )
+                key = (when, e.interval_s)
+                if key not in shifted:
+                    shifted[key] = iso_plus_seconds(when, e.interval_s)
+                when = shifted[key]
+            samples.append(_sample(self.host, e, when, index[(e.run, e.interval_s or 0.0)]))
+        return samples
+
+    def _frozen_runs(self) -> list[PerfRun]:
+        """The runs with content, frozen in place: each ``_Run`` is let go as soon as its
+        ``PerfRun`` is made (a tiled log holds tens of thousands)."""
+        runs: list[Any] = self.runs
+        kept = 0
+        for run in runs:
+            if not run.empty():
+                runs[kept] = run.freeze()
+                kept += 1
+        del runs[kept:]
+        self.runs = []
+        return runs
+
+    def result(self, warnings: list[str]) -> PerfStatResult:
+        runs = self._frozen_runs()
+        buffer = SampleBuffer()
+        samples = self._samples({r.index: r.started_at for r in runs})
+        room = buffer.room()  # what SampleBuffer.add does for each, at once
+        buffer.rows += samples[:room]
+        buffer.dropped += max(0, len(samples) - room)
         if any(
             e.status == "counted" and e.multiplexed_pct is not None and e.multiplexed_pct < 100
             for e in self.events
@@ -436,6 +739,129 @@ class _State:
             parts=tuple(self.parts),
             warnings=tuple(warnings + buffer.warnings()),
         )
+
+
+# What applies each kind of effect, by kind.
+_APPLY = (
+    _State._started,
+    _State._part,
+    _State._metric,
+    _State._prompt,
+    _State._prompt,
+    _State._header,
+    _State._footer,
+    _State._row,
+    _State._rows,
+)
+
+
+# ---------------------------------------------------------------------------------------
+# Templates
+# ---------------------------------------------------------------------------------------
+
+_DIGITS = b"0123456789"
+_ZERO = bytes.maketrans(_DIGITS, b"0" * len(_DIGITS))  # every digit read as 0
+_MAX_TEMPLATE_LINES = 10_000
+_Spans = tuple[tuple[int, int], ...]
+
+
+class _Recording:
+    """The effects of the lines read one by one since line ``start`` of the block."""
+
+    def __init__(self, start: int, key: list[bytes]) -> None:
+        self.start = start
+        self.key = key  # the first line's words without their digits: where the next begins
+        self.effects: list[Effect | None] = []
+
+
+class _Rows:
+    """Consecutive rows of a template: their events' fields, intervals and parts."""
+
+    def __init__(self, each: list[tuple[int, Effect]]) -> None:
+        self.each = [(offset - each[0][0], effect) for offset, effect in each]
+        self.fields = [effect[4] for _, effect in each]
+        self.headless = all(effect[3] for _, effect in each)  # kept without a header
+        self.intervals = {float(i) for _, e in each if (i := e[1][_INTERVAL_CELL])}
+        self.parts = tuple(dict.fromkeys(effect[2] for _, effect in each))
+
+
+class _Template:
+    """Lines read one by one and what each did; ``program`` is the same, rows grouped."""
+
+    def __init__(self, lines: list[bytes], effects: list[Effect | None]) -> None:
+        self.lines = lines
+        self.size = len(lines)
+        self.effects = effects
+        self.shapes = [line.translate(_ZERO) for line in lines]
+        self.spans = [_row_spans(line, effect) for line, effect in zip(lines, effects, strict=True)]
+        # (offset, _APPLY of the effect, effect) for each line that does something
+        self.program: list[tuple[int, Any, Effect]] = []
+        rows: list[tuple[int, Effect]] = []
+        for offset, effect in enumerate(effects):
+            if effect is not None and effect[0] == _FX_ROW:
+                rows.append((offset, effect))
+                continue
+            if rows:
+                self.program.append((rows[0][0], _State._rows, (_FX_ROWS, _Rows(rows))))
+                rows = []
+            if effect is not None:
+                self.program.append((offset, _APPLY[effect[0]], effect))
+        if rows:
+            self.program.append((rows[0][0], _State._rows, (_FX_ROWS, _Rows(rows))))
+
+    @classmethod
+    def of(cls, lines: list[bytes], effects: list[Effect | None]) -> _Template | None:
+        """The template of these lines, their rows' fields built once; None when a row's
+        cells cannot be read (the line-by-line reading then says what happens)."""
+        ready: list[Effect | None] = []
+        for effect in effects:
+            if effect is not None and effect[0] == _FX_ROW:
+                try:
+                    fields = _fields(effect[1])
+                except ValueError:
+                    return None
+                effect = (*effect[:4], fields)
+            ready.append(effect)
+        return cls(lines, ready)
+
+    def same_shape(self, index: int, line: bytes) -> bool:
+        """``line`` is the template's line ``index`` with other digits in its digits' places."""
+        return len(line) == len(self.lines[index]) and line.translate(_ZERO) == self.shapes[index]
+
+    def begins(self, line: bytes) -> bool:
+        return line == self.lines[0] or self.same_shape(0, line)
+
+
+def _row_spans(line: bytes, effect: Effect | None) -> _Spans | None:
+    """Where a text row's cells are, for its copies with other digits (not ``-x,`` rows:
+    whether a CSV line is a row depends on its numbers' size)."""
+    if effect is None or effect[0] != _FX_ROW or effect[2] == "csv":
+        return None
+    text = line.decode()
+    m = _ROW.match(text)
+    if m is None or _csv_like(text):
+        return None
+    return tuple(m.span(name) for name in _CELLS)
+
+
+class _NumberedBlocks(BlockReader):
+    """``line_blocks.BlockReader`` that numbers the lines it repairs: ``line_no`` is the
+    number (1-based, as ``LineReader.line_no`` counts) of the last line given when that was
+    a ``str``. Its caller adds the lines of each ``bytes`` piece (its ``split`` counts them)."""
+
+    def __init__(self, stream: BinaryIO, *, block_bytes: int) -> None:
+        super().__init__(stream, block_bytes=block_bytes)
+        self.line_no = 0
+
+    def _repaired(self, raw: bytes) -> Iterator[str]:
+        """``BlockReader._repaired``, numbering its lines (a ``\\r`` splits one line)."""
+        start = self.line_no
+        reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
+        for text in reader:
+            self.line_no = start + reader.line_no
+            yield text
+        self.truncated += reader.truncated
+        self.decode_errors += reader.decode_errors
 
 
 def _maybe_prompt(line: str) -> bool:
