@@ -137,6 +137,21 @@ MAY_BE: dict[str, Callable[[bytes], bool]] = {
 }
 
 
+# sysctl's top-level names (sysctl._TOP)
+_SYSCTL_TOPS = (
+    b"abi",
+    b"crypto",
+    b"debug",
+    b"dev",
+    b"fs",
+    b"kernel",
+    b"net",
+    b"sunrpc",
+    b"user",
+    b"vm",
+)
+
+
 def _any_of(*needles: bytes) -> Callable[[bytes], bool]:
     return lambda head: any(needle in head for needle in needles)
 
@@ -169,6 +184,27 @@ SNIFF_NEEDS: dict[str, Callable[[bytes], bool]] = {
     "ibnetdiscover": lambda head: (
         any(n in head for n in (b'"S-', b'"H-', b'"R-'))
         or (b"0x" in head and (b"SW" in head or b"CA" in head))
+    ),
+    # dmesg: a line with a stamp and one of its _MARKERS ("NVRM: Xid" and "SXid (PCI:"
+    # hold "NVRM:" and "Xid")
+    "dmesg": _any_of(
+        *(b"NVRM:", b"mlx5_core", b"nvidia-nvswitch", b"AER:", b"kernel:", b"pcieport", b"Xid"),
+        *(b"Hardware Error", b"EDAC", b"soft lockup", b"blocked for more than"),
+        *(b"NETDEV WATCHDOG", b"PCIe bandwidth"),
+    ),
+    # an entry's "[tid N]", a journal line of nv-fabricmanager, or "detected NVSwitch ...
+    # error" (matched ignoring case; none of the letters of "detected" has a non-ASCII
+    # case form)
+    "fabric_manager": lambda head: (
+        b"[tid " in head or b"nv-fabricmanager[" in head or b"detected" in head.lower()
+    ),
+    # "top.level.key = value" (a top-level name and its dot) or /proc/sys/ paths
+    "sysctl": lambda head: (
+        b"/proc/sys/" in head or (b"=" in head and any(top + b"." in head for top in _SYSCTL_TOPS))
+    ),
+    # the "DEV PORT INDEX GID ..." header, or rows with a GID (colons) and its version
+    "show_gids": lambda head: (
+        b"INDEX" in head or (b":" in head and (b"v1" in head or b"v2" in head or b"IB" in head))
     ),
     # TYPE/HELP comments, or labelled samples (name{key="value"})
     "prometheus_text": lambda head: (
