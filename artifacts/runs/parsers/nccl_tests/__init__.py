@@ -13,15 +13,15 @@ Inputs understood (the output shape is documented in docs/formats.md, "## nccl_t
 * rccl-tests ``-Z json`` JSON lines (one record per size and in/out-of-place);
 * fragments: a results table without its preamble, even with its header's ``#`` lost.
 
-This module is the registry entry point; the work is done by the package's modules: text
-(text tables), json (JSON and JSON lines, on jsoncursor), table (column layouts and rows),
-lines (prefix stripping, markers), run (mutable per-run and per-file state), results (the
-frozen result and its warnings), infer (the collective of a table that names none, from
-its busbw/algbw ratio, its columns and the file name), model (the dataclasses) and values
-(tokens to values).
+This module is the registry entry point; the work is done by the package's modules: blocks
+(the text read in 1 MiB blocks of whole lines), text (text tables), json (JSON and JSON
+lines, on jsoncursor), table (column layouts and rows), lines (prefix stripping, markers),
+run (mutable per-run and per-file state), results (the frozen result and its warnings),
+infer (the collective of a table that names none, from its busbw/algbw ratio, its columns
+and the file name), model (the dataclasses) and values (tokens to values).
 
 Pure Python, no Django. Memory is bounded by the results kept (rows, ranks), never by the
-size of the log: lines are read one by one with a length cap and debug lines are not kept.
+size of the log: lines are read in blocks with a length cap and debug lines are not kept.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import BinaryIO
 
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import head_text, peek
+from artifacts.runs.parsers.nccl_tests.blocks import iter_pieces
 from artifacts.runs.parsers.nccl_tests.json import (
     MAX_JSON_LINE_CHARS,
     JsonDocuments,
@@ -69,7 +70,6 @@ from artifacts.runs.parsers.nccl_tests.text import (
     CONCURRENCY_WINDOW,
     MAX_PENDING_CHARS,
     TextReader,
-    iter_lines,
 )
 from artifacts.runs.parsers.nccl_tests.values import (
     BadValue,
@@ -207,7 +207,10 @@ def _parse(stream: BinaryIO, name: str | None) -> NcclTestsResult:
     if _looks_like_json_doc(head.decode("utf-8", "replace").lstrip("\ufeff")):
         JsonDocuments(collector, feed=text.feed).read(buffered)
     else:
-        for line in iter_lines(buffered, collector):
-            text.feed(line)
+        for piece in iter_pieces(buffered, collector):
+            if isinstance(piece, bytes):
+                text.feed_block(piece)
+            else:
+                text.feed(piece)
     text.flush()
     return build_result(collector)

@@ -9,6 +9,7 @@ column, rows without ``redop``/``root``, ``cputime``, a ``timestamp`` column, pe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 from artifacts.runs.parsers.nccl_tests.model import NcclMeasurement, NcclRow
@@ -22,6 +23,11 @@ from artifacts.runs.parsers.nccl_tests.values import (
 )
 
 _DATE_RE = re.compile(r"^\d{4}-\d\d-\d\d$")
+# Numbers as nccl-tests prints them ("-1", "798.52", "N/A"): what values.num reads as
+# float(token), finite (at most 300 digits before the point), or None. A row's numbers are
+# checked by one match of their join, then converted without num's checks per token.
+_PLAIN = r"(?:-?[0-9]{1,300}(?:\.[0-9]{1,300})?|N/A)"
+_PLAIN_NUMBERS = re.compile(rf"{_PLAIN}(?: {_PLAIN})*")
 
 _COLUMN_KEYS = {
     "time": "time_us",
@@ -45,6 +51,17 @@ class Layout:
     error_column: bool
     cputime: bool
     extra_columns: bool
+
+    # Worked out once per layout (functools.cached_property keeps them in __dict__).
+    @functools.cached_property
+    def widths(self) -> tuple[int, ...]:
+        """How many columns each group has."""
+        return tuple(len(g) for g in self.groups)
+
+    @functools.cached_property
+    def columns(self) -> tuple[tuple[int | None, ...], ...]:
+        """Each group's ``_columns``."""
+        return tuple(_columns(g) for g in self.groups)
 
     @classmethod
     def from_header(cls, line: str) -> Layout | None:
@@ -81,41 +98,66 @@ MODERN = Layout(
 )
 
 
-def _measure(names: tuple[str, ...], tokens: list[str], error_column: bool) -> NcclMeasurement:
-    values: dict[str, float | None] = {}
-    for name, token in zip(names, tokens, strict=True):
-        number = num(token)  # every column must be numeric, even the ones not reported
+def _columns(names: tuple[str, ...]) -> tuple[int | None, ...]:
+    """Where time, algbw, busbw and wrong are in a group of columns (the last of each)."""
+    where: dict[str, int] = {}
+    for index, name in enumerate(names):
         key = _COLUMN_KEYS.get(name)
         if key is not None:
-            values[key] = number
+            where[key] = index
+    return tuple(where.get(key) for key in ("time_us", "algbw_gbps", "busbw_gbps", "wrong"))
+
+
+def _numbers(tokens: list[str]) -> list[float | None]:
+    """``num`` of each token (BadValue if one is not a number)."""
+    joined = " ".join(tokens)
+    if not _PLAIN_NUMBERS.fullmatch(joined):
+        return [num(token) for token in tokens]
+    if "N/A" in joined:
+        return [None if token == "N/A" else float(token) for token in tokens]
+    return list(map(float, tokens))
+
+
+def _measure(
+    columns: tuple[int | None, ...], numbers: list[float | None], error_column: bool
+) -> NcclMeasurement:
+    """One half of a row from its columns' numbers (every column must be numeric, even the
+    ones not reported); ``columns`` from ``_columns``."""
+    time_us, algbw, busbw, wrong = (None if i is None else numbers[i] for i in columns)
     return NcclMeasurement(
-        time_us=values.get("time_us"),
-        algbw_gbps=values.get("algbw_gbps"),
-        busbw_gbps=values.get("busbw_gbps"),
-        wrong=wrong_value(values.get("wrong"), error_column=error_column),
+        time_us=time_us,
+        algbw_gbps=algbw,
+        busbw_gbps=busbw,
+        wrong=wrong_value(wrong, error_column=error_column),
     )
+
+
+def _integer(token: str) -> int:
+    """``values.integer``, without its pattern for plain digits."""
+    if token.isascii() and token.isdigit() and len(token) <= 30:
+        return int(token)
+    return integer(token)
 
 
 def parse_row(tokens: list[str], layout: Layout) -> NcclRow:
     """One data row; raises BadValue when the tokens do not fit the layout."""
-    size, count, dtype, rest = integer(tokens[0]), integer(tokens[1]), tokens[2], tokens[3:]
+    size, count, dtype, rest = _integer(tokens[0]), _integer(tokens[1]), tokens[2], tokens[3:]
     if layout.timestamp and len(rest) >= 2 and _DATE_RE.match(rest[-2]):
         rest = rest[:-2]
-    widths = [len(g) for g in layout.groups]
+    widths = layout.widths
     total = sum(widths)
     halves: list[NcclMeasurement | None]
     if len(rest) >= total:
         lead, metrics = rest[: len(rest) - total], rest[len(rest) - total :]
+        numbers = _numbers(metrics)
         halves, offset = [], 0
-        for names in layout.groups:
-            halves.append(
-                _measure(names, metrics[offset : offset + len(names)], layout.error_column)
-            )
-            offset += len(names)
+        for width, columns in zip(widths, layout.columns, strict=True):
+            halves.append(_measure(columns, numbers[offset : offset + width], layout.error_column))
+            offset += width
     elif len(layout.groups) == 2 and len(rest) >= widths[1]:
         # nccl-tests prints a blank out-of-place half when it only runs in place.
         lead, metrics = rest[: len(rest) - widths[1]], rest[len(rest) - widths[1] :]
-        halves = [None, _measure(layout.groups[1], metrics, layout.error_column)]
+        halves = [None, _measure(layout.columns[1], _numbers(metrics), layout.error_column)]
     else:
         raise BadValue("too few columns")
     redop, root = _assign_lead(lead, layout.lead)

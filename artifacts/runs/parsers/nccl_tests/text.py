@@ -10,10 +10,11 @@ Several processes printing at once (mpirun of a non-MPI build) give interleaved 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
-from typing import BinaryIO
+from collections.abc import Callable
+from typing import NamedTuple
 
 from artifacts.runs.parsers.nccl_tests import env
+from artifacts.runs.parsers.nccl_tests.blocks import QUIET_DEBUG_RE, RANK_RUN_RE
 from artifacts.runs.parsers.nccl_tests.lines import (
     DEBUG_TAIL_RE,
     HOST_CHARS,
@@ -23,8 +24,8 @@ from artifacts.runs.parsers.nccl_tests.lines import (
 )
 from artifacts.runs.parsers.nccl_tests.model import NcclRank
 from artifacts.runs.parsers.nccl_tests.run import (
-    MAX_LINE_BYTES,
     MAX_PID_VERSIONS,
+    MAX_RANKS_PER_RUN,
     Collector,
     RunBuilder,
 )
@@ -36,6 +37,10 @@ MAX_PENDING_CHARS = 8192
 # means "another process started at the same time", not "the previous run died".
 CONCURRENCY_WINDOW = 6
 MAX_RANKS_SEEN = 100_000  # distinct rank lines remembered; later ones are built each time
+# Device lists remembered by their bytes (a log of many runs lists the same devices for
+# each), forgotten all at once past these bounds.
+MAX_RANK_BLOCKS = 256
+MAX_RANK_BLOCK_BYTES = 8 << 20  # of the remembered lists' lines together
 
 _RANK_RE = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
@@ -58,6 +63,10 @@ _AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _REDUCING_RE = re.compile(r"^#\s*Reducing maxBytes to\s+(\d{1,30})")
 _HASH_ERROR_RE = re.compile(r"^#\s*error:\s*(\S.*)$")
 _ROW_RE = re.compile(r"^(\d+)\s+(\d+)\s+([A-Za-z_]\w*)(?:\s+(.*))?$")
+_DIGITS = frozenset("0123456789")
+# What follows "#" and spaces on a '#' line that _on_hash reads (Rank, nThread, nccl-tests,
+# Collective, size, Out of bounds, Avg, Reducing, error): other '#' lines are skipped early.
+_HASH_STARTS = frozenset("RnCsOAe")
 _PLAIN_VERSION_RE = re.compile(r"^NCCL version (\d+\.\d+\.\d+)")
 _COMMAND_RE = re.compile(r"(?:^|[\s/=\"'])([A-Za-z]\w*?_perf)(?:_mpi)?(?=[\s\"']|$)")
 _PROMPT_RE = re.compile(r"^(?:\[[^\]]*\]|[^\s#$]+)?[#$]\s+")
@@ -68,41 +77,43 @@ _BARE_PREAMBLE_RE = re.compile(
     r"|Rank\s+\d+\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+\S+\s+device\s+\d+\s+\["
     r"|nccl-tests version\s)"
 )
+# Each with a literal part of it: a line without the literal is not searched.
 _FATAL_RES = (
-    re.compile(r"\bTest (?:NCCL |CUDA )?failure\b"),
-    re.compile(r"\bInvalid number of GPUs\b"),
-    re.compile(r"\bMPI_ABORT was invoked\b"),
-    re.compile(r"\bmpirun noticed that process\b"),
+    ("failure", re.compile(r"\bTest (?:NCCL |CUDA )?failure\b")),
+    ("Invalid number of GPUs", re.compile(r"\bInvalid number of GPUs\b")),
+    ("MPI_ABORT was invoked", re.compile(r"\bMPI_ABORT was invoked\b")),
+    ("mpirun noticed that process", re.compile(r"\bmpirun noticed that process\b")),
     # Open MPI 5 (PRRTE) says it so: "prterun detected that one or more processes exited ..."
-    re.compile(r"\b(?:prterun|prte|mpirun) detected that one or more processes exited\b"),
-    re.compile(r"^srun: error:"),
-    re.compile(r"\bProcess received signal\b"),
-    re.compile(r"\bSegmentation fault\b"),
+    (
+        "detected that one or more processes exited",
+        re.compile(r"\b(?:prterun|prte|mpirun) detected that one or more processes exited\b"),
+    ),
+    ("srun: error:", re.compile(r"^srun: error:")),
+    ("Process received signal", re.compile(r"\bProcess received signal\b")),
+    ("Segmentation fault", re.compile(r"\bSegmentation fault\b")),
     # The job launcher itself failed (HPE PALS "launch failed on HOST: ...", Slurm/PMI):
     # no test ran, and the reason is the only fact the file holds.
-    re.compile(r"^launch failed on \S+:"),
-    re.compile(r"\bCouldn't allocate a port for PMI\b"),
+    ("launch failed on ", re.compile(r"^launch failed on \S+:")),
+    ("Couldn't allocate a port for PMI", re.compile(r"\bCouldn't allocate a port for PMI\b")),
 )
 _NONFATAL_RES = (
-    re.compile(r"\bNet : Connect to .* failed\b"),
+    ("Net : Connect to ", re.compile(r"\bNet : Connect to .* failed\b")),
     # Cray MPICH's end-of-job summary on Slingshot: network timeouts during the run.
-    re.compile(r"\bMPICH Slingshot Network Summary: [1-9]\d* network timeouts?\b"),
+    (
+        "MPICH Slingshot Network Summary: ",
+        re.compile(r"\bMPICH Slingshot Network Summary: [1-9]\d* network timeouts?\b"),
+    ),
 )
 
 
-def iter_lines(stream: BinaryIO, collector: Collector) -> Iterator[str]:
-    """Decoded lines, each cut at MAX_LINE_BYTES (base.iter_text_lines has no such cap)."""
-    while True:
-        chunk = stream.readline(MAX_LINE_BYTES)
-        if not chunk:
-            return
-        if len(chunk) >= MAX_LINE_BYTES and not chunk.endswith(b"\n"):
-            collector.overlong += 1
-            while True:  # drop the rest of the over-long line
-                more = stream.readline(MAX_LINE_BYTES)
-                if not more or more.endswith(b"\n"):
-                    break
-        yield chunk.decode("utf-8", "replace").rstrip("\r\n")
+class _RankBlock(NamedTuple):
+    """A run of device lines, read: what placing it in a run without ranks adds."""
+
+    ranks: tuple[NcclRank, ...]  # in line order
+    rank_pids: tuple[int, ...]  # each rank's pid
+    numbers: frozenset[int]  # as many as ranks when no rank number repeats
+    host_pids: tuple[tuple[str, int], ...]  # RunBuilder.rank_pids' entries
+    hosts: tuple[str, ...]  # distinct, in line order
 
 
 class TextReader:
@@ -119,6 +130,10 @@ class TextReader:
         # A log of many runs lists the same ranks for each: one object per distinct rank line
         # keeps memory with the ranks, not the runs (10,000 runs x 80 ranks: -70 % of it).
         self.ranks_seen: dict[tuple[str, ...], NcclRank] = {}
+        # The ranks (and pids) of a run of device lines, by its bytes: None where a line of
+        # it is not a device line after all (it then goes line by line).
+        self.rank_blocks: dict[bytes, _RankBlock | None] = {}
+        self.rank_block_bytes = 0
         self.lineno = 0
         self.last_preamble_line = -(10**9)
 
@@ -127,6 +142,117 @@ class TextReader:
         return [r for r in self.collector.open if r.layout is None and not r.rows and not r.footer]
 
     # ----------------------------------------------------------------- line intake
+
+    def feed_block(self, block: bytes) -> None:
+        """Whole lines (iter_pieces' bytes pieces), with what ``feed`` would do to each.
+
+        Debug lines that are only counted are counted in bulk, runs of device lines are
+        read once per distinct run (``_feed_ranks``), and '#' lines and result rows skip the
+        checks that cannot apply to them (``_feed_lines``).
+        """
+        # A newline first, so that every line starts after one: the patterns then start
+        # with a literal newline, which the regex engine finds fast.
+        text = b"\n" + block
+        if b"NCCL " in block:
+            text, quiet = QUIET_DEBUG_RE.subn(b"", text)
+            self.collector.debug_lines += quiet
+        done = 1
+        if b"Rank" in block:
+            for ranks in RANK_RUN_RE.finditer(text):
+                self._feed_lines(text[done : ranks.start() + 1])
+                done = ranks.end() + 1
+                self._feed_ranks(text[ranks.start() + 1 : done])
+        self._feed_lines(text[done:])
+
+    def _feed_lines(self, chunk: bytes) -> None:
+        for line in chunk.decode("utf-8").split("\n")[:-1]:
+            if (
+                self.pending_fragment
+                or self.continuation
+                or "NCCL " in line  # a debug line, even glued to program output
+                or "(), " in line  # a function prefix
+            ):
+                self.feed(line)
+                continue
+            text = line.strip()
+            if not text:
+                continue  # _on_output skips it
+            first = text[0]
+            # No launcher prefix starts with "#", nor is followed by a space after digits
+            # (a row's first number is): ``feed`` would hand these lines on as they are.
+            if first == "#":
+                self.lineno += 1
+                self._on_hash(text)
+            elif first in _DIGITS and _ROW_RE.match(text):
+                self.lineno += 1
+                self._on_row(text)
+            else:
+                self.feed(line)
+
+    def _feed_ranks(self, chunk: bytes) -> None:
+        """A run of "# Rank" lines: read by ``_RANK_RE`` the first time the same bytes are
+        seen, then placed as ``_on_rank`` would place them one by one."""
+        if self.pending_fragment or self.continuation or b"NCCL " in chunk or b"(), " in chunk:
+            self._feed_each(chunk)
+            return
+        block = self.rank_blocks.get(chunk, False)
+        if block is False:
+            block = self._read_ranks(chunk)
+            self._remember(chunk, block)
+        if block is None:
+            self._feed_each(chunk)
+            return
+        self.lineno += len(block.ranks)
+        candidates = self._table_runs()
+        if len(candidates) != 1:
+            for rank, pid in zip(block.ranks, block.rank_pids, strict=True):
+                self._place_rank(rank, pid)
+            return
+        # The one run listing its devices takes each of them (_place_rank's choice).
+        target = candidates[0]
+        if not target.ranks and len(block.numbers) == len(block.ranks) <= MAX_RANKS_PER_RUN:
+            target.ranks.extend(block.ranks)
+            target.rank_numbers.update(block.numbers)
+            target.rank_pids.extend(block.host_pids)
+        else:
+            for rank, pid in zip(block.ranks, block.rank_pids, strict=True):
+                target.add_rank(rank, pid)
+        for host in block.hosts:
+            if len(self.known_hosts) < 10_000:
+                self.known_hosts.add(host)
+
+    def _remember(self, chunk: bytes, block: _RankBlock | None) -> None:
+        if len(chunk) > MAX_RANK_BLOCK_BYTES:
+            return
+        if (
+            len(self.rank_blocks) >= MAX_RANK_BLOCKS
+            or self.rank_block_bytes + len(chunk) > MAX_RANK_BLOCK_BYTES
+        ):
+            self.rank_blocks.clear()
+            self.rank_block_bytes = 0
+        self.rank_blocks[chunk] = block
+        self.rank_block_bytes += len(chunk)
+
+    def _read_ranks(self, chunk: bytes) -> _RankBlock | None:
+        """The ranks of a run of lines, or None if one of them is not a device line."""
+        ranks = []
+        for line in chunk.decode("utf-8").split("\n")[:-1]:
+            match = _RANK_RE.match(line.strip())
+            if match is None:
+                return None
+            ranks.append((self._rank_of(match), int(match.group("pid"))))
+        hosts = dict.fromkeys(rank.host for rank, _ in ranks if rank.host)
+        return _RankBlock(
+            ranks=tuple(rank for rank, _ in ranks),
+            rank_pids=tuple(pid for _, pid in ranks),
+            numbers=frozenset(rank.rank for rank, _ in ranks),
+            host_pids=tuple((rank.host, pid) for rank, pid in ranks if rank.host is not None),
+            hosts=tuple(hosts),
+        )
+
+    def _feed_each(self, chunk: bytes) -> None:
+        for line in chunk.decode("utf-8").split("\n")[:-1]:
+            self.feed(line)
 
     def feed(self, raw: str) -> None:
         line = strip_prefixes(raw, self.collector.prefixes)
@@ -238,12 +364,12 @@ class TextReader:
         if text in ("...", "\u2026"):
             self._on_elision()
             return
-        for pattern in _FATAL_RES:
-            if pattern.search(text):
+        for word, pattern in _FATAL_RES:
+            if word in text and pattern.search(text):
                 self.collector.add_error(text, key=text, fatal=True)
                 return
-        for pattern in _NONFATAL_RES:
-            if pattern.search(text):
+        for word, pattern in _NONFATAL_RES:
+            if word in text and pattern.search(text):
                 self.collector.add_error(text, key=text, fatal=False)
                 return
         version = _PLAIN_VERSION_RE.match(text)
@@ -253,6 +379,8 @@ class TextReader:
         if text.endswith("\\") and len(self.continuation) < MAX_PENDING_CHARS:
             self.continuation = text[:-1].rstrip() + " "  # a shell command continues
             return
+        if "NCCL_" not in text and "_perf" not in text:
+            return  # neither an export of NCCL_* nor a command running a *_perf binary
         unprompted = _PROMPT_RE.sub("", text, count=1)
         if env.is_export(unprompted):
             self.collector.exported.update(env.assignments(unprompted))
@@ -266,6 +394,9 @@ class TextReader:
     # ----------------------------------------------------------------- '#' lines
 
     def _on_hash(self, text: str) -> None:
+        # every pattern below reads "#", spaces, then a word starting with one of these
+        if text[1:].lstrip()[:1] not in _HASH_STARTS:
+            return
         rank = _RANK_RE.match(text)
         if rank:
             self._on_rank(rank)
@@ -331,6 +462,9 @@ class TextReader:
         self.last_preamble_line = self.lineno
 
     def _on_rank(self, match: re.Match[str]) -> None:
+        self._place_rank(self._rank_of(match), int(match.group("pid")))
+
+    def _rank_of(self, match: re.Match[str]) -> NcclRank:
         key = match.group("rank", "host", "device", "busid", "gpu")
         rank = self.ranks_seen.get(key)
         if rank is None:
@@ -343,6 +477,9 @@ class TextReader:
             )
             if len(self.ranks_seen) < MAX_RANKS_SEEN:
                 self.ranks_seen[key] = rank
+        return rank
+
+    def _place_rank(self, rank: NcclRank, pid: int) -> None:
         candidates = self._table_runs()
         target = next((r for r in candidates if rank.rank not in r.rank_numbers), None)
         if target is None and candidates:
@@ -352,7 +489,7 @@ class TextReader:
             target = self.collector.new_run(implicit=True)
             if target is None:
                 return
-        target.add_rank(rank, int(match.group("pid")))
+        target.add_rank(rank, pid)
         if rank.host and len(self.known_hosts) < 10_000:
             self.known_hosts.add(rank.host)
 
