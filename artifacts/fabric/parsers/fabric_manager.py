@@ -25,8 +25,10 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, BinaryIO, ClassVar
 
+from artifacts.fabric.parsers.dmesg_blocks import NumberedBlocks
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES
 from artifacts.parsers.base import ParseError, ParseResult
-from artifacts.parsers.textutil import LineReader, head_text
+from artifacts.parsers.textutil import MAX_LINE_BYTES, head_text
 
 KIND = "fabric_manager"
 VERSION = 1
@@ -72,6 +74,13 @@ _PARTITION = re.compile(
     r"partition(?: id)?\s*:?\s*(?P<id>\d+)\b.*?\b(?P<what>activat\w*|deactivat\w*)"
     r"|(?P<what2>activat\w*|deactivat\w*)\b.*?\bpartition(?: id)?\s*:?\s*(?P<id2>\d+)",
     re.I,
+)
+# The words _fm_message needs before its patterns (an entry whose date was removed)
+_UNDATED_WORDS = re.compile(r"detected|fabric manager version|multicast|partition")
+# The words of flush's checks (version, _multicast, _partition, _classify), lower case:
+# an entry with none of them, at a level that makes no event, is only counted
+_FLUSH_WORDS = re.compile(
+    r"fabric manager version|team|multicast group|partition|detected|fail|port down|nvlink"
 )
 _MONTHS = {m: i + 1 for i, m in enumerate(
     ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -147,10 +156,23 @@ def accepts(name: str, head: bytes) -> bool:
 
 
 def parse(stream: BinaryIO) -> FabricManagerResult:
-    reader = LineReader(stream)
+    # 1 MiB blocks of whole lines, split in one call (issue 27): the Python loop per line
+    # is left with the checks themselves
+    reader = NumberedBlocks(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
     state = _State()
-    for line in reader:
-        state.feed(line, reader.line_no)
+    line_no = 0
+    for piece in reader:
+        if isinstance(piece, bytes):
+            lines = piece.decode("utf-8").split("\n")
+            lines.pop()  # after the last newline
+            feed = state.feed
+            for line in lines:
+                line_no += 1
+                feed(line, line_no)
+        else:  # a line LineReader repaired (a \r, bytes not UTF-8, cut, no newline)
+            advanced, line = piece
+            line_no += advanced
+            state.feed(line, line_no)
     state.flush()
     if not state.entries:
         raise ParseError(
@@ -179,7 +201,7 @@ class _State:
     def feed(self, line: str, line_no: int) -> None:
         m = _ENTRY.match(line)
         if m is None:
-            if self._undated(line, line_no):
+            if _maybe_undated(line) and self._undated(line, line_no):
                 return
             if self.current is not None:
                 if line.strip() and len(self.current["text"]) < MAX_ENTRY_CHARS:
@@ -230,14 +252,17 @@ class _State:
             self.first = self.first or when
             self.last = when
         text = entry["text"]
+        low = _lower(text)  # once per entry: each check below looks for its words in it
+        if low is not None and level not in _EVENT_LEVELS and _FLUSH_WORDS.search(low) is None:
+            return  # no version, multicast, partition nor event words: only counted
         if (
             self.version is None
-            and _has(text, "fabric manager version")
+            and _in(low, "fabric manager version")
             and (v := _VERSION.search(text))
         ):
             self.version = v["a"] or v["b"]
             self.parts.setdefault("version", None)
-        self._multicast(text)
+        self._multicast(text, low)
         self._partition(entry)
         kind, details = _classify(text, level)
         if kind in ("nvswitch_fatal", "nvswitch_non_fatal"):
@@ -254,19 +279,20 @@ class _State:
                 )
             )
 
-    def _multicast(self, text: str) -> None:
-        if not _has(text, "team", "multicast group"):
+    def _multicast(self, text: str, low: str | None) -> None:
+        if not _in(low, "team", "multicast group"):
             return
-        if m := _TEAM_SETUP_REQ.search(text):
+        # each case-insensitive pattern only where its leading words are (issue 27)
+        if _in(low, "team setup request:") and (m := _TEAM_SETUP_REQ.search(text)):
             self.mc["setup_requests"] += 1
             self.max_gpus = max(self.max_gpus or 0, int(m["gpus"]))
-        elif _TEAM_RELEASE_REQ.search(text):
+        elif _in(low, "team release request:") and _TEAM_RELEASE_REQ.search(text):
             self.mc["release_requests"] += 1
-        elif _TEAM_SETUP_OK.search(text):
+        elif _in(low, "successfully setup multicast team") and _TEAM_SETUP_OK.search(text):
             self.mc["setups_ok"] += 1
-        elif _TEAM_RELEASE_OK.search(text):
+        elif _in(low, "successfully released multicast team") and _TEAM_RELEASE_OK.search(text):
             self.mc["releases_ok"] += 1
-        elif m := _GROUP.search(text):
+        elif _in(low, "multicast group ") and (m := _GROUP.search(text)):
             self.mc["groups_" + m["what"].lower()] += 1
 
     def _partition(self, entry: dict[str, Any]) -> None:
@@ -324,7 +350,8 @@ class _State:
 def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
     """The event kind of an entry (None: not an event) and its structured details."""
     first = text.split("\n", 1)[0]
-    if _has(first, "detected nvswitch") and (m := _SXID.search(first)):
+    low = _lower(first)
+    if _in(low, "detected nvswitch") and (m := _SXID.search(first)):
         details: dict[str, Any] = {"sxid": int(m["code"]), "severity": m["sev"].lower()}
         if m["pci"]:
             details["device"] = m["pci"]
@@ -333,7 +360,7 @@ def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
                 details[{"phys": "physical_id"}.get(key, key)] = int(m[key])
         kind = "nvswitch_fatal" if m["sev"].lower() == "fatal" else "nvswitch_non_fatal"
         return kind, details
-    if _has(first, "detected gpu nvl") and (m := _GPU_NVL.search(first)):
+    if _in(low, "detected gpu nvl") and (m := _GPU_NVL.search(first)):
         details = {"severity": "fatal" if m["sev"].lower() == "fatal" else "non-fatal"}
         for line in text.split("\n")[1:40]:
             if kv := _KEY_VALUE.match(line):
@@ -343,7 +370,7 @@ def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any]]:
             details["device"] = details["gpuguid"]
         return "nvlink_failure", details
     if (
-        _has(first, "fail", "port down", "nvlink")
+        _in(low, "fail", "port down", "nvlink")
         and _NVLINK_FAILURE.search(first)
         and (level in _EVENT_LEVELS or "fail" in first.lower())
     ):
@@ -368,6 +395,31 @@ def _fm_message(msg: str) -> bool:
         or _GROUP.search(msg)
         or _PARTITION.search(msg)
     )
+
+
+def _maybe_undated(line: str) -> bool:
+    """False when ``_undated`` would surely say False, without its patterns (most lines are
+    an entry's continuation): _BARE_ENTRY reads a level only at a "[" that starts the line
+    (or follows "nv-fabricmanager[pid]:"), and without a level, _fm_message needs one of its
+    words (a line with leading space is no entry at all)."""
+    if line[:1] == "[" or not line.isascii() or "nv-fabricmanager" in line:
+        return True
+    return _UNDATED_WORDS.search(line.lower()) is not None
+
+
+def _lower(text: str) -> str | None:
+    """``text`` in lower case for ``_in``, None beyond ASCII (re.I folds more cases)."""
+    return text.lower() if text.isascii() else None
+
+
+def _in(low: str | None, *words: str) -> bool:
+    """``_has`` on a text lowered once by ``_lower``."""
+    if low is None:
+        return True
+    for word in words:  # noqa: SIM110 (any() with a generator costs twice as much here)
+        if word in low:
+            return True
+    return False
 
 
 def _has(text: str, *words: str) -> bool:
