@@ -10,6 +10,11 @@ on a line and reads each piece on its own.
 Messages are attributed to ranks through the ``comm 0x... rank R`` lines: a thread that
 printed a comm line speaks for that comm; otherwise the (host, pid, cudaDev) of the line
 maps to the rank of the largest communicator seen there (the world rank).
+
+A big log is read in 1 MiB blocks (issue 27): the lines most of it is made of (a plain
+header of a known host, then TRACE/CALL chatter or a collective call) are counted and read
+in bulk, and every other line goes through the line-by-line reading (``_State.feed``), which
+``parse_by_line`` keeps as the reference the block reading must equal.
 """
 
 from __future__ import annotations
@@ -325,7 +330,7 @@ class _State:
         self.events: list[dict[str, Any]] = []
         self.event_index: dict[tuple[Any, ...], int] = {}
         self.timeouts: dict[tuple[Any, ...], dict[str, Any]] = {}
-        # block reading: text before "NCCL " -> its header, or False where it is not plain
+        # block reading: a line's text up to its level word -> its plain header, or False
         self.plain_headers: dict[str, _Segment | Literal[False]] = {}
         self.inert_lines: set[str] = set()
 
@@ -352,12 +357,13 @@ class _State:
         algos: list[str] = []  # INFO messages of algorithm choices
         for number, line in enumerate(lines, line_no):
             at = line.find("NCCL ")
-            if at > 0 and line.find("NCCL ", at + 5) < 0:
+            if at > 0:
                 key = line[: at + 11]  # up to "NCCL TRACE ", or one character after INFO/CALL
                 head = headers.get(key)
-                if head is None:
+                # a second "NCCL " may start another header: such a line goes through feed
+                if head is None and line.find("NCCL ", at + 5) < 0:
                     head = self._plain_header(key)
-                if head:
+                if head and line.find("NCCL ", at + 5) < 0:
                     plain.append(head)
                     if head.level == "INFO":
                         self._plain_info(head, line[at + 10 :], number, calls, algos)
