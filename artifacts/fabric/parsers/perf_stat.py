@@ -539,9 +539,26 @@ class _State:
     # -- whole blocks ---------------------------------------------------------------------
 
     def feed_block(self, chunk: bytes, first_line: int) -> int:
-        """Whole lines, the first of them line ``first_line``; how many there were."""
-        lines = chunk.split(b"\n")
-        lines.pop()
+        """Whole lines, the first of them line ``first_line``; how many there were. Copies
+        of the template byte for byte the same are found in the block as they are; only the
+        lines between them are split."""
+        pos, line_no, end = 0, first_line, len(chunk)
+        while pos < end:
+            template = self.template
+            if template is not None and chunk.startswith(template.text, pos):
+                self.recording = None
+                pos += len(template.text)
+                self._program(template, line_no)
+                line_no += template.size
+                continue
+            stop = _next_copy(chunk, template.text, pos) if template is not None else -1
+            stop = end if stop < 0 else stop
+            line_no += self._lines(chunk[pos:stop].split(b"\n")[:-1], line_no)
+            pos = stop
+        return line_no - first_line
+
+    def _lines(self, lines: list[bytes], first_line: int) -> int:
+        """Lines read one by one or as copies of the template that differ from it."""
         self.recording = None
         i, size = 0, len(lines)
         while i < size:
@@ -790,6 +807,7 @@ class _Template:
 
     def __init__(self, lines: list[bytes], effects: list[Effect | None]) -> None:
         self.lines = lines
+        self.text = b"".join(line + b"\n" for line in lines)
         self.size = len(lines)
         self.effects = effects
         self.shapes = [line.translate(_ZERO) for line in lines]
@@ -830,6 +848,15 @@ class _Template:
 
     def begins(self, line: bytes) -> bool:
         return line == self.lines[0] or self.same_shape(0, line)
+
+
+def _next_copy(chunk: bytes, text: bytes, start: int) -> int:
+    """Where in ``chunk`` (whole lines) the next line-aligned copy of ``text`` begins after
+    ``start``, or -1."""
+    at = chunk.find(text, start + 1)
+    while at > 0 and chunk[at - 1] != 10:  # not at a line's start: look further
+        at = chunk.find(text, at + 1)
+    return at
 
 
 def _row_spans(line: bytes, effect: Effect | None) -> _Spans | None:

@@ -20,6 +20,7 @@ PER_SOCKET = sample("counters/perf_stat_system_wide_per_socket_2S_224cpu.txt").r
 
 PIECES = [
     PER_SOCKET,
+    b"note: " + PER_SOCKET,  # a copy of the whole run that begins inside a line
     # a process, multiplexed events
     b"""# started on Tue Sep 15 19:52:49 2026
 
@@ -108,7 +109,7 @@ CPU12              5,555,555      cycles
     b"",
 ]
 # The pieces a long collector log repeats: runs of the table, intervals, CSV.
-RUNS = [PIECES[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 16)]
+RUNS = [PIECES[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 18)]
 
 
 def line_by_line(data: bytes) -> object:
