@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import re
 
 from artifacts.runs.parsers.nccl_tests.model import NcclMeasurement, NcclRow
@@ -23,11 +24,10 @@ from artifacts.runs.parsers.nccl_tests.values import (
 )
 
 _DATE_RE = re.compile(r"^\d{4}-\d\d-\d\d$")
-# Numbers as nccl-tests prints them ("-1", "798.52", "N/A"): what values.num reads as
-# float(token), finite (at most 300 digits before the point), or None. A row's numbers are
-# checked by one match of their join, then converted without num's checks per token.
-_PLAIN = r"(?:-?[0-9]{1,300}(?:\.[0-9]{1,300})?|N/A)"
-_PLAIN_NUMBERS = re.compile(rf"{_PLAIN}(?: {_PLAIN})*")
+# The characters of numbers as nccl-tests prints them ("-1", "798.52"): a token of only
+# these that float() reads is one values.num reads the same (no exponent, inf, nan, "_"),
+# and "N/A" is None to both.
+_NUMBER_CHARS = "0123456789.-"
 
 _COLUMN_KEYS = {
     "time": "time_us",
@@ -109,13 +109,19 @@ def _columns(names: tuple[str, ...]) -> tuple[int | None, ...]:
 
 
 def _numbers(tokens: list[str]) -> list[float | None]:
-    """``num`` of each token (BadValue if one is not a number)."""
-    joined = " ".join(tokens)
-    if not _PLAIN_NUMBERS.fullmatch(joined):
-        return [num(token) for token in tokens]
-    if "N/A" in joined:
-        return [None if token == "N/A" else float(token) for token in tokens]
-    return list(map(float, tokens))
+    """``num`` of each token (BadValue if one is not a number), without num's pattern per
+    token where every token is a plain finite number or "N/A"."""
+    plain = [token for token in tokens if token != "N/A"]
+    if not "".join(plain).strip(_NUMBER_CHARS):  # no other character in any token
+        try:
+            values = list(map(float, plain))
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(sum(values)):  # num turns inf (1e999) into None
+                numbers = iter(values)
+                return [None if token == "N/A" else next(numbers) for token in tokens]
+    return [num(token) for token in tokens]
 
 
 def _measure(
@@ -123,13 +129,8 @@ def _measure(
 ) -> NcclMeasurement:
     """One half of a row from its columns' numbers (every column must be numeric, even the
     ones not reported); ``columns`` from ``_columns``."""
-    time_us, algbw, busbw, wrong = (None if i is None else numbers[i] for i in columns)
-    return NcclMeasurement(
-        time_us=time_us,
-        algbw_gbps=algbw,
-        busbw_gbps=busbw,
-        wrong=wrong_value(wrong, error_column=error_column),
-    )
+    time_us, algbw, busbw, wrong = [None if i is None else numbers[i] for i in columns]
+    return NcclMeasurement(time_us, algbw, busbw, wrong_value(wrong, error_column=error_column))
 
 
 def _integer(token: str) -> int:

@@ -394,47 +394,49 @@ class TextReader:
     # ----------------------------------------------------------------- '#' lines
 
     def _on_hash(self, text: str) -> None:
-        # every pattern below reads "#", spaces, then a word starting with one of these
-        if text[1:].lstrip()[:1] not in _HASH_STARTS:
+        # Every pattern below reads "#", spaces, then a word starting with a given letter:
+        # a pattern is tried only where its letter is (in the same order as ever).
+        first = text[1:].lstrip()[:1]
+        if first not in _HASH_STARTS:
             return
-        rank = _RANK_RE.match(text)
+        rank = first == "R" and _RANK_RE.match(text)
         if rank:
             self._on_rank(rank)
             return
-        if _PARAMS_RE.match(text):
+        if first == "n" and _PARAMS_RE.match(text):
             self._on_preamble(2, lambda run: _set_params(run, text))
             return
-        version = _VERSION_RE.match(text)
+        version = first == "n" and _VERSION_RE.match(text)
         if version:
             self._on_preamble(0, lambda run: _set_version(run, version))
             return
-        starting = _STARTING_RE.match(text)
+        starting = first == "C" and _STARTING_RE.match(text)
         if starting:
             self._on_preamble(1, lambda run: setattr(run, "collective_started", starting[1]))
             return
-        if _HEADER_RE.match(text):
+        if first == "s" and _HEADER_RE.match(text):
             self._on_header(text)
             return
-        oob = _OOB_RE.match(text)
+        oob = first == "O" and _OOB_RE.match(text)
         if oob:
             self._on_oob(int(oob.group(1)))
             return
-        avg = _AVG_RE.match(text)
+        avg = first == "A" and _AVG_RE.match(text)
         if avg:
             self._on_avg(avg.group(1))
             return
-        concluded = _CONCLUDED_RE.match(text)
+        concluded = first == "C" and _CONCLUDED_RE.match(text)
         if concluded:
             self._on_concluded(concluded.group(1))
             return
-        reducing = _REDUCING_RE.match(text)
+        reducing = first == "R" and _REDUCING_RE.match(text)
         if reducing:
             opened = self.collector.open
             target = next(iter(self._table_runs()), opened[-1] if opened else None)
             if target is not None:
                 target.params["maxBytes_effective"] = int(reducing.group(1))
             return
-        error = _HASH_ERROR_RE.match(text)
+        error = first == "e" and _HASH_ERROR_RE.match(text)
         if error:
             self.collector.add_error(text, key=text, fatal=False)
 
