@@ -5,6 +5,10 @@ lines open runs (version, collective, parameters), list ranks, give the table la
 close runs (out-of-bounds and bus-bandwidth footers); other lines are rows, errors, the
 launch command or NCCL debug output, which may even be glued into the middle of a row.
 Several processes printing at once (mpirun of a non-MPI build) give interleaved runs.
+
+``feed`` takes one line; ``feed_block`` takes a block of whole lines (blocks.iter_pieces)
+and does what ``feed`` would do to each of them, in bulk where that is the same: debug
+lines that are only counted, device lists seen before, '#' lines and rows (issue 27).
 """
 
 from __future__ import annotations
