@@ -241,23 +241,36 @@ class _State:
         return line_no
 
     def _run(self, run: str, line_no: int) -> int:
-        """Lines without a SLOW word nor "NVRM": when all have the first one's stamp shape,
-        all each adds is a count, its shape and host, and being the line before the next."""
-        count = run.count("\n")
-        stamp = split_stamp(run[: run.index("\n")])
-        pattern = blocks.run_pattern(stamp.shape, stamp.host) if stamp is not None else None
-        if stamp is None or pattern is None or pattern.fullmatch(run) is None:
-            for line in run[:-1].split("\n"):  # a stampless, blank or other-shaped line
+        """Lines without a SLOW word nor "NVRM" (whole lines): each stretch of lines with the
+        stamp shape (and host) of its first is counted at once; a line that starts none
+        (blank, unstamped, wrapped) is fed. Returns the last line's number."""
+        start = 0
+        while start < len(run):
+            newline = run.index("\n", start)
+            stamp = split_stamp(run[start:newline])
+            pattern = blocks.run_pattern(stamp.shape, stamp.host) if stamp is not None else None
+            # the longest stretch of whole lines from start that have that stamp shape
+            end = m.end() if pattern is not None and (m := pattern.match(run, start)) else start
+            if stamp is None or end == start:
                 line_no += 1
-                self.feed(line, line_no)
-            return line_no
+                self.feed(run[start:newline], line_no)
+                start = newline + 1
+                continue
+            line_no = self._counted(stamp, run, start, end, line_no)
+            start = end
+        return line_no
+
+    def _counted(self, stamp: Stamp, run: str, start: int, end: int, line_no: int) -> int:
+        """What ``feed`` does for ``run[start:end]``, lines of ``stamp``'s shape and host
+        that hold no checked word: counts, and the last line as the one before the next."""
+        count = run.count("\n", start, end)
         self.lines += count
         self.kernel_lines += count
         self.parts.setdefault(stamp.shape, None)
         if stamp.host:
             self.hosts.setdefault(stamp.host, None)
         line_no += count
-        last = split_stamp(run[run.rfind("\n", 0, len(run) - 1) + 1 : -1])
+        last = split_stamp(run[max(start, run.rfind("\n", start, end - 1) + 1) : end - 1])
         assert last is not None
         self.previous = (last, last.message, None, line_no)
         return line_no

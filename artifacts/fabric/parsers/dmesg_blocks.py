@@ -74,10 +74,10 @@ class NumberedBlocks(BlockReader):
 
 @functools.lru_cache(maxsize=64)
 def run_pattern(shape: str, host: str | None) -> re.Pattern[str] | None:
-    """A pattern whose fullmatch says that every line of a run (whole lines) has ``shape``
-    (and, for a journal shape, ``host``), or None when runs of that shape are not counted
-    in bulk. One pass of the regex engine: a pattern per line start (re.M) is tried at
-    every character and costs three times as much."""
+    """A pattern whose match from a line start spans the lines from there that have
+    ``shape`` (and, for a journal shape, ``host``), or None when lines of that shape are
+    not counted in bulk. One pass of the regex engine: a pattern per line start (re.M) is
+    tried at every character and costs three times as much."""
     stamp = _STAMPS.get(shape)
     if stamp is None or (host is None) != (shape not in JOURNAL_SHAPES):
         return None
