@@ -4,9 +4,9 @@ a full read, and, per stamp shape, a pattern that tells a whole run of lines apa
 Most kernel lines state nothing ``dmesg.py`` keeps: they count (``lines``, ``kernel_lines``),
 name their stamp shape and host, and may be the line before a wrapped one. A block is searched
 once for ``SLOW`` words (every word but "NVRM" that a check in ``dmesg._State.feed`` needs
-before it reads a line further) and for "NVRM"; the runs of lines between hits are counted in
-bulk when ``run_pattern`` says each of their lines has the stamp shape ``split_stamp`` gives the
-first, else read line by line.
+before it reads a line further) and for "NVRM"; between hits, each stretch of lines that
+``run_pattern`` says have the stamp shape ``split_stamp`` gives its first line is counted in
+one call, and a line that starts none (blank, unstamped, wrapped) is read on its own.
 
 Each ``_STAMPS`` pattern matches a subset of what its shape's pattern in ``dmesg_stamps`` matches
 (``[0-9]`` for ``\\d``, bounded repeats, no newline), and never a line ``split_stamp`` gives
