@@ -293,7 +293,7 @@ class TextReader:
         """Split "<program output><host>:<pid>:<tid> [d] NCCL ..." into its two parts, with
         the debug part's match when the debug part is the line itself (most lines: it is
         not searched again)."""
-        if "NCCL " not in line:
+        if "NCCL " not in line or ":" not in line:  # DEBUG_TAIL_RE starts ":pid:tid"
             return line, None, None
         match = DEBUG_TAIL_RE.search(line)
         if match is None:
