@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
+import itertools
 import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO, ClassVar
@@ -540,19 +541,33 @@ class _State:
 
     def feed_block(self, chunk: bytes, first_line: int) -> int:
         """Whole lines, the first of them line ``first_line``; how many there were. Copies
-        of the template byte for byte the same are found in the block as they are; only the
-        lines between them are split."""
+        of the template, byte for byte the same or with other digits in the same places
+        (``-I`` intervals), are found in the block as they are; only the lines between them
+        are split."""
         pos, line_no, end = 0, first_line, len(chunk)
+        shapes = b""  # the block with every digit read as 0, made when a template needs it
         while pos < end:
             template = self.template
-            if template is not None and chunk.startswith(template.text, pos):
-                self.recording = None
-                pos += len(template.text)
-                self._program(template, line_no)
-                line_no += template.size
-                continue
-            stop = _next_copy(chunk, template.text, pos) if template is not None else -1
-            stop = end if stop < 0 else stop
+            stop = end
+            if template is not None:
+                if chunk.startswith(template.text, pos):
+                    self.recording = None
+                    pos += len(template.text)
+                    self._program(template, line_no)
+                    line_no += template.size
+                    continue
+                if template.shaped:
+                    shapes = shapes or chunk.translate(_ZERO)
+                    if shapes.startswith(template.shape_text, pos):
+                        self.recording = None
+                        self._shaped_copy(template, chunk, pos, line_no)
+                        pos += len(template.text)
+                        line_no += template.size
+                        continue
+                    stop = _next_copy(shapes, template.shape_text, pos)
+                    stop = end if stop < 0 else stop
+                at = _next_copy(chunk, template.text, pos)
+                stop = stop if at < 0 else min(at, stop)
             line_no += self._lines(chunk[pos:stop].split(b"\n")[:-1], line_no)
             pos = stop
         return line_no - first_line
@@ -661,6 +676,45 @@ class _State:
             self.events.append(_event(_fields(cells), run.index))
         self.parts.setdefault(part, None)
         return True
+
+    def _shaped_copy(self, template: _Template, chunk: bytes, pos: int, line_no: int) -> None:
+        """A copy of the template at ``pos`` with other digits in the same places: a line
+        that is not a row is read afresh where it differs, rows at the template's places."""
+        lines = template.lines
+        for offset, rows, effect in template.shaped_program:
+            self.line_no = line_no + offset
+            if rows is not None:
+                self._shaped_rows(rows, chunk, pos)
+                continue
+            start = pos + template.starts[offset]
+            line = chunk[start : start + len(lines[offset])]
+            self._apply(effect if line == lines[offset] else _effect(line.decode()))
+
+    def _shaped_rows(self, rows: _ShapedRows, chunk: bytes, pos: int) -> None:
+        """Rows of a copy with other digits: ``_span_row`` for each, together."""
+        line_no = self.line_no
+        run = self.runs[-1]
+        if run.footer or not (rows.timed or self.in_stats):
+            for offset, start, length, spans, part in rows.each:  # one may open a run
+                self.line_no = line_no + offset
+                text = chunk[pos + start : pos + start + length].decode()
+                if not self._span_row(text, spans, part):
+                    self._apply(_effect(text))
+            return
+        run.line = run.line or line_no
+        count = len(rows.each)
+        run.events += count
+        if rows.stamps:
+            stamps = {chunk[pos + a : pos + b] for a, b in rows.stamps}
+            run.add_intervals({float(stamp.decode()) for stamp in stamps})
+        room = max(0, MAX_EVENTS - len(self.events))
+        for _, start, length, spans, _ in rows.each[:room]:
+            text = chunk[pos + start : pos + start + length].decode()
+            cells = tuple(text[a:b] if a >= 0 else None for a, b in spans)
+            self.events.append(_event(_fields(cells), run.index))
+        self.dropped += max(0, count - room)
+        for part in rows.parts:
+            self.parts.setdefault(part, None)
 
     def _rows(self, effect: Effect) -> None:
         """Consecutive rows of a template (``_take`` and ``_row`` for each, together)."""
@@ -802,6 +856,28 @@ class _Rows:
         self.parts = tuple(dict.fromkeys(effect[2] for _, effect in each))
 
 
+class _ShapedRows:
+    """Consecutive rows of a template, for its copies with other digits: where each row's
+    line and cells are in a copy."""
+
+    def __init__(self, template: _Template, offsets: list[int]) -> None:
+        first = offsets[0]
+        self.each = [
+            (offset - first, template.starts[offset], len(template.lines[offset]),
+             template.spans[offset], template.effects[offset][2])
+            for offset in offsets
+        ]  # fmt: skip
+        spans = [template.spans[offset] for offset in offsets]
+        # every row has its interval: none of them needs perf's header to be kept
+        self.timed = all(s is not None and s[_INTERVAL_CELL][0] >= 0 for s in spans)
+        self.stamps = []  # where the rows' intervals are in a copy
+        for offset, row_spans in zip(offsets, spans, strict=True):
+            if row_spans is not None and row_spans[_INTERVAL_CELL][0] >= 0:
+                a, b = row_spans[_INTERVAL_CELL]
+                self.stamps.append((template.starts[offset] + a, template.starts[offset] + b))
+        self.parts = tuple(dict.fromkeys(row[4] for row in self.each))
+
+
 class _Template:
     """Lines read one by one and what each did; ``program`` is the same, rows grouped."""
 
@@ -826,6 +902,29 @@ class _Template:
                 self.program.append((offset, _APPLY[effect[0]], effect))
         if rows:
             self.program.append((rows[0][0], _State._rows, (_FX_ROWS, _Rows(rows))))
+        self._shaped()
+
+    def _shaped(self) -> None:
+        """What a copy with other digits in the same places (``shape_text``) needs: each
+        line that is not a row, does something or has digits, by its place in the copy, and
+        the rows' cells (``shaped`` is False where a row has no cells to read that way)."""
+        self.shape_text = self.text.translate(_ZERO)
+        self.starts = list(itertools.accumulate((len(line) + 1 for line in self.lines), initial=0))
+        self.shaped = self.text.isascii()  # str places are byte places
+        self.shaped_program: list[tuple[int, _ShapedRows | None, Effect | None]] = []
+        group: list[int] = []
+        for offset, (line, effect) in enumerate(zip(self.lines, self.effects, strict=True)):
+            if effect is not None and effect[0] == _FX_ROW:
+                self.shaped = self.shaped and self.spans[offset] is not None
+                group.append(offset)
+                continue
+            if group:
+                self.shaped_program.append((group[0], _ShapedRows(self, group), None))
+                group = []
+            if effect is not None or line != self.shapes[offset]:
+                self.shaped_program.append((offset, None, effect))
+        if group:
+            self.shaped_program.append((group[0], _ShapedRows(self, group), None))
 
     @classmethod
     def of(cls, lines: list[bytes], effects: list[Effect | None]) -> _Template | None:

@@ -184,8 +184,13 @@ def test_rows_past_the_cap_are_counted(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "1100 event row(s) beyond 100 were not kept (the runs count them all)" in result.warnings
 
 
-def test_intervals_whose_values_change_read_the_same() -> None:
+@pytest.mark.parametrize(("block", "cap"), [(1 << 20, 100_000), (3000, 50), (200, 5)])
+def test_intervals_whose_values_change_read_the_same(
+    block: int, cap: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A -I log: every interval's numbers differ, some in width (a line read afresh)."""
+    monkeypatch.setattr(perf_stat, "MAX_EVENTS", cap)
+    monkeypatch.setattr(perf_stat, "BLOCK_BYTES", block)
     rng = random.Random(3)
     lines = []
     for tick in range(1, 400):
@@ -202,4 +207,4 @@ def test_intervals_whose_values_change_read_the_same() -> None:
     )
     result = perf_stat.parse(io.BytesIO(data))
     assert result == line_by_line(data)
-    assert result.runs[0].intervals == 399 and len(result.events) == 798
+    assert result.runs[0].intervals == 399 and len(result.events) == min(cap, 798)
