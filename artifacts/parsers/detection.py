@@ -187,9 +187,10 @@ class Sample:
     windows: tuple[bytes, ...]  # later windows of a long file, cut at line ends
     whole: bytes | None  # the entire content of a file up to WHOLE_BYTES, for transcripts
     encoding: str = "utf-8"  # of the file; the sample itself is UTF-8 (or binary)
-    # A long file's windows around its signature lines (see SIGNATURES), read from the
-    # still open stream when first asked for: only a head that is unsure needs them, and
-    # the scan reads up to SCAN_BYTES (a file read whole is scanned by ``detect``).
+    # A long file's windows with those around its signature lines (see SIGNATURES) among
+    # them, read from the still open stream when first asked for: only a head that is
+    # unsure needs them, and the scan reads up to SCAN_BYTES (a file read whole is scanned
+    # by ``detect``).
     scan: Scan | None = None
 
 
@@ -212,25 +213,36 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     seekable = getattr(raw, "seekable", lambda: False)()
     if encoding == "binary":
         return Sample(data[:HEAD_BYTES], (), whole, encoding)
-    scan = None if whole is not None else _rest_scan(data, raw, rest, seekable)
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
-        return Sample(data[:HEAD_BYTES], _windows(raw, size), None, encoding, scan)
-    windows = _windows(io.BytesIO(data), len(data))
+        fixed = _windows(raw, size)
+        scan = _rest_scan(data, raw, raw, (), fixed)
+        return Sample(data[:HEAD_BYTES], fixed, None, encoding, scan)
+    lead: tuple[bytes, ...] = ()
     after = _after_preamble(data)
     if after is not None:  # the file's own lines start after another program's preamble
-        windows = (data[after : after + WINDOW_BYTES], *windows)
-    return Sample(data[:HEAD_BYTES], windows, whole, encoding, scan)
+        lead = (data[after : after + WINDOW_BYTES],)
+    fixed = _windows(io.BytesIO(data), len(data))
+    scan = None if whole is not None else _rest_scan(data, raw, rest, lead, fixed)
+    return Sample(data[:HEAD_BYTES], (*lead, *fixed), whole, encoding, scan)
 
 
-def _rest_scan(first: bytes, raw: BinaryIO, rest: BinaryIO | _Transcoded, seekable: bool) -> Scan:
-    """The signature scan of ``first`` and the stream after it, run when first asked for
-    (``_windows`` may have moved a seekable stream since: it goes back first)."""
-    at = raw.tell() if seekable else None
+def _rest_scan(
+    first: bytes,
+    raw: BinaryIO,
+    rest: BinaryIO | _Transcoded,
+    lead: tuple[bytes, ...],
+    fixed: tuple[bytes, ...],
+) -> Scan:
+    """The windows of a long file with its signature windows among them (after ``lead``,
+    before ``fixed``), scanning ``first`` and ``rest`` (the stream after it, transcoded or
+    not) when first asked for: ``_windows`` may have moved a seekable ``raw`` since, so it
+    goes back first."""
+    at = raw.tell() if getattr(raw, "seekable", lambda: False)() else None
 
     def scan() -> tuple[bytes, ...]:
         if at is not None:
             raw.seek(at)
-        return _scanned(first, rest)
+        return (*lead, *_scanned(first, rest), *fixed)
 
     return _once(scan)
 
@@ -340,7 +352,7 @@ def detect(
     """Rank the kinds for a file from its sample (see ``sample``): the head and later
     windows are sniffed one by one and each kind keeps its best; ``whole`` lets a terminal
     transcript be cut into its commands; ``encoding``: the file's, when the sample was
-    transcoded; ``scan``: a long file's signature scan (``Sample.scan``)."""
+    transcoded; ``scan``: a long file's windows with its signature windows (``Sample.scan``)."""
     view = normalize.plan(b"\n".join((head, *windows)) if windows else head)
     # a file is scanned for its signature lines only when its head is unsure (once: each
     # cleaning _best_view tries would search the same bytes again)
@@ -348,6 +360,12 @@ def detect(
         scan = None
     elif whole is not None:
         scan = _once(_scanned, whole, None)
+    elif scan is not None:
+        if not _head_ranking(name, head, view)[1]:
+            # what the scan found plans the cleaning too (an NCCL log's hosts behind noise)
+            windows = scan()
+            view = normalize.plan(b"\n".join((head, *windows)))
+        scan = None
     view, ranked = _best_view(name, head, windows, view, scan=scan)
     parts: tuple[dict[str, Any], ...] = ()
     if whole is not None and not view.binary and view.part is None:
@@ -444,8 +462,8 @@ def _ranked_sample(
     its best score over all of them."""
     # a transcript's part is cut out already: its lines are numbered from 1 again
     sniffing = dataclasses.replace(view, part=None)
-    ranked = _ranked(name, normalize.clean_bytes(head, sniffing), later=False)
-    if ranked and -ranked[0][0] >= DEFAULT_SCORE:
+    ranked, sure = _head_ranking(name, head, sniffing)
+    if sure:
         return ranked
     best = {c.kind: (base, order, c) for base, order, c in ranked}
     if scan is not None:  # a file read whole: the windows around its signature lines
@@ -455,6 +473,15 @@ def _ranked_sample(
             if c.kind not in best or base < best[c.kind][0]:
                 best[c.kind] = (base, order, c)
     return sorted(best.values(), key=lambda item: (item[0], item[1]))
+
+
+def _head_ranking(
+    name: str, head: bytes, view: View
+) -> tuple[list[tuple[float, int, Candidate]], bool]:
+    """The ranking of the head cleaned by ``view``, and whether it is sure (the later
+    windows are not needed)."""
+    ranked = _ranked(name, normalize.clean_bytes(head, view), later=False)
+    return ranked, bool(ranked) and -ranked[0][0] >= DEFAULT_SCORE
 
 
 def _ranked(name: str, clean: bytes, *, later: bool) -> list[tuple[float, int, Candidate]]:
@@ -520,8 +547,10 @@ def _main_part(
     artifact, while another tool's output (or ``$ hostname``) stays out of it. None when
     there is only one part, or nothing else beside the main kind.
     """
+    if _one_part_at_most(whole, view):
+        return None  # no command, or one and its output: nothing to cut
     if view.needed and not _may_hold_prompt(whole, view):
-        return None  # most files: no need to clean all of them to see that
+        return None  # no need to clean the whole file to see that
     clean = normalize.clean_bytes(whole, view) if view.needed else whole
     if not normalize.has_prompt(clean):
         return None
@@ -625,6 +654,48 @@ def _may_hold_prompt(whole: bytes, view: View) -> bool:
             runs.append(list(taken))
     subset = b"\n\x00\n".join(whole[a:b] for a, b in runs) + b"\n"
     return normalize.has_prompt(normalize.clean_bytes(subset, view))
+
+
+# Bytes without which no line cleans into a prompt row (normalize.prompt_row): "$" or "#"
+# (bash, whatever space follows), another shell's "%", ">", arrow, lambda or guillemet
+# (cleaning rewrites those), or a colour code (its removal may join a mark and its space).
+_PROMPT_CHARS = (b"$", b"#", b"%", b">", b"\x1b", *_MARKS[5:])
+# Past this many such lines the shortcut below is no cheaper than cleaning the file.
+_MAX_PROMPT_CANDIDATES = 2000
+
+
+def _one_part_at_most(whole: bytes, view: View) -> bool:
+    """Whether the cleaned file has no prompt row, or one that is its first line that is
+    not blank (a command and its output): then it is one part at most, and there is
+    nothing to cut. Cleaning is line by line, blank lines stay blank and only a line holding
+    a prompt character can clean into a prompt row, so those lines alone are cleaned and
+    tested (an nccl-tests "# nThread" line looks like a prompt to ``has_prompt`` and would
+    have the whole file cleaned)."""
+    if view.hosts:
+        return False  # a glued NCCL line may split into a line before the prompt
+    starts: set[int] = set()
+    for mark in _PROMPT_CHARS:
+        at = whole.find(mark)
+        while at >= 0:
+            starts.add(whole.rfind(b"\n", 0, at) + 1)
+            if len(starts) > _MAX_PROMPT_CANDIDATES:
+                return False
+            end = whole.find(b"\n", at)
+            at = whole.find(mark, end + 1) if end >= 0 else -1
+    lines = []
+    for start in sorted(starts):
+        end = whole.find(b"\n", start)
+        lines.append(whole[start : end if end >= 0 else len(whole)])
+    rows = normalize.clean_bytes(b"\n".join(lines) + b"\n", view).decode("utf-8", "replace")
+    prompts = sum(normalize.prompt_row(row) is not None for row in rows.split("\n"))
+    if prompts != 1:
+        return prompts == 0
+    blank = len(whole) - len(whole.lstrip())  # the lines before the first that is not
+    if whole.rfind(b"\n", 0, blank) + 1 != min(starts):
+        return False  # the first line that is not blank holds no prompt character
+    own = normalize.clean_bytes(lines[0] + b"\n", view).decode("utf-8", "replace")
+    top = next((row for row in own.split("\n") if row.strip()), None)
+    return top is not None and normalize.prompt_row(top) is not None
 
 
 def _head_of(lines: list[str], start: int, end: int) -> bytes:

@@ -674,14 +674,20 @@ def has_prompt(data: bytes) -> bool:
     return _PROMPT_BYTES.search(data) is not None
 
 
+def prompt_row(row: str) -> str | None:
+    """The command of a clean line that starts a transcript's part (a prompt), or None."""
+    found = prompt_command(row) if _PROMPT_START.match(row) else None
+    return found[0] if found is not None else None
+
+
 def transcript_parts(text: str) -> list[Part]:
     """Commands and their outputs, when prompt lines separate several commands. Lines before
     the first prompt are a part of their own (title "")."""
     prompts: list[tuple[int, str]] = []
     for line, row in enumerate(text.split("\n"), 1):
-        found = prompt_command(row) if _PROMPT_START.match(row) else None
-        if found is not None:
-            prompts.append((line, found[0]))
+        command = prompt_row(row)
+        if command is not None:
+            prompts.append((line, command))
     if not prompts:
         return []
     total = text.count("\n") + (0 if text.endswith("\n") else 1)

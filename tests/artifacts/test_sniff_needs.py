@@ -32,8 +32,9 @@ def _sniffed(name: str, data: bytes) -> list[bytes]:
         return []
     view = normalize.plan(b"\n".join((taken.head, *taken.windows)))
     out = []
-    found = taken.scan() if taken.scan else ()  # a long file's windows around its signatures
-    for part in (taken.head, *taken.windows, *found):
+    # a long file's windows with those around its signature lines
+    windows = taken.scan() if taken.scan else taken.windows
+    for part in (taken.head, *windows):
         out += [part, normalize.clean_bytes(part, view)]
     return out
 

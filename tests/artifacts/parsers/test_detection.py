@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import random
 from types import SimpleNamespace
 
 import pytest
 
-from artifacts.parsers import OTHER, detection
+from artifacts.parsers import OTHER, detection, normalize
 from artifacts.parsers.detection import detect_sample, sample
 from artifacts.parsers.reading import parse_file
 from tests.samples import TESTS_DIR
@@ -189,3 +190,64 @@ def test_a_kind_keeps_its_own_stamp_under_a_collectors_tag() -> None:
     _, plain = parse_file(opener(DMESG), "kern.log")
     _, read = parse_file(opener(tagged), "kern.log")
     assert read.to_json()["events"] == plain.to_json()["events"]
+
+
+def test_what_a_scan_behind_noise_finds_plans_the_cleaning_too() -> None:
+    # UTF-16 doubles the size: the first MiB read holds only noise, the NCCL lines (and the
+    # host their glued lines are split at) are found by the scan past it
+    lines = b"".join(
+        b"gpu07:1234:1290 [%d] NCCL INFO Channel %02d/0 : 0[0] -> 1[1] via P2P/IPC\n" % (i % 8, i)
+        for i in range(64)
+    )
+    data = (NOISE * (700 * 1024 // len(NOISE)) + lines).decode().encode("utf-16")
+    assert len(data) > detection.WHOLE_BYTES + 2 * len(lines)
+    found = detect_sample("job.log", sample(io.BytesIO(data), len(data)))
+    assert found.kind == "nccl_debug"
+    assert "gpu07" in found.view.hosts
+
+
+# Pieces of terminal sessions: prompts of several shells, comment and heading lines that
+# look like prompts to a byte search, and plain output.
+SESSION_PIECES = [
+    b"$ cat all_reduce.log\n",
+    b"root@gpu07:~# nvidia-smi -q\n",
+    b"user@gpu07 ~ % ibstat\n",
+    b"\xe2\x9d\xaf dmesg -T\n",
+    b"# nThread 1 nGpus 8 minBytes 8\n",
+    b"#  Rank  0 Group  0 Pid 1234 on gpu07\n",
+    b"> quoted mail line\n",
+    b"50% done\n",
+    b"\x1b[0;32mok\x1b[0m\n",
+    b"\n",
+    b"   \n",
+    b"      8192          2048     float     sum      -1    20.10    0.41    0.71      0\n",
+    b"GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-1234)\n",
+]
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_one_part_at_most_is_what_cleaning_the_whole_file_says(seed: int) -> None:
+    # the shortcut may only say "nothing to cut" where the whole file, cleaned, has fewer
+    # than two transcript parts
+    rng = random.Random(seed)
+    whole = b"".join(rng.choice(SESSION_PIECES) for _ in range(rng.randint(1, 40)))
+    if rng.random() < 0.3:  # a launcher label on every line
+        whole = b"".join(b"%d: %s\n" % (rng.randrange(2), ln) for ln in whole.split(b"\n")[:-1])
+    view = normalize.plan(whole)
+    if detection._one_part_at_most(whole, view):
+        clean = normalize.clean_bytes(whole, view).decode("utf-8", "replace")
+        assert len(normalize.transcript_parts(clean)) < 2
+
+
+@pytest.mark.parametrize(
+    ("whole", "expected"),
+    [
+        (NCCL_TESTS, True),  # "# nThread" is no prompt row
+        (b"$ cat all_reduce.log\n" + NCCL_TESTS, True),
+        (b"\n  \n  $ cat all_reduce.log\n" + NCCL_TESTS, True),
+        (b"run 1\n$ cat all_reduce.log\n" + NCCL_TESTS, False),
+        (b"$ cat all_reduce.log\n" + NCCL_TESTS + b"$ hostname\ngpu07\n", False),
+    ],
+)
+def test_one_part_at_most(whole: bytes, expected: bool) -> None:
+    assert detection._one_part_at_most(whole, normalize.plan(whole)) is expected
