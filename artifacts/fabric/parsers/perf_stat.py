@@ -448,7 +448,6 @@ class _State:
         # later copies are added in bulk, lines with other digits in a row's cells each.
         self.template: _Template | None = None
         self.recording: _Recording | None = None
-        self.last_interval: str | None = None  # of the last row read one by one
 
     @property
     def run(self) -> _Run:
@@ -568,12 +567,14 @@ class _State:
                     stop = end if stop < 0 else stop
                 at = _next_copy(chunk, template.text, pos)
                 stop = stop if at < 0 else min(at, stop)
-            line_no += self._lines(chunk[pos:stop].split(b"\n")[:-1], line_no)
+            above = chunk[chunk.rfind(b"\n", 0, pos - 1) + 1 : pos - 1] if pos else b""
+            line_no += self._lines(chunk[pos:stop].split(b"\n")[:-1], line_no, above)
             pos = stop
         return line_no - first_line
 
-    def _lines(self, lines: list[bytes], first_line: int) -> int:
-        """Lines read one by one or as copies of the template that differ from it."""
+    def _lines(self, lines: list[bytes], first_line: int, above: bytes) -> int:
+        """Lines read one by one or as copies of the template that differ from it (``above``:
+        the line before the first, where the block has one)."""
         self.recording = None
         i, size = 0, len(lines)
         while i < size:
@@ -582,12 +583,12 @@ class _State:
                 self.recording = None
                 i = self._follow(template, lines, i, first_line)
                 continue
-            if self._line(lines, i, first_line + i):
+            if self._line(lines, i, first_line + i, lines[i - 1] if i else above):
                 i += 1
         self.recording = None  # it holds places in these lines
         return size
 
-    def _line(self, lines: list[bytes], i: int, line_no: int) -> bool:
+    def _line(self, lines: list[bytes], i: int, line_no: int, above: bytes) -> bool:
         """Read line ``i`` on its own, recording; False when it closed the recording into a
         template that begins there (the line is then read as the template's)."""
         line = lines[i]
@@ -595,7 +596,7 @@ class _State:
         recording = self.recording
         if recording is not None and len(recording.effects) > _MAX_TEMPLATE_LINES:
             self.recording = recording = None
-        if effect is not None and self._starts_unit(effect):
+        if effect is not None and _starts_unit(effect, above):
             key = line.translate(None, _DIGITS).split()
             if recording is not None and key == recording.key:
                 self.recording = None
@@ -609,20 +610,9 @@ class _State:
                 self.recording = recording = _Recording(i, key)
         if recording is not None:
             recording.effects.append(effect)
-        if effect is not None and effect[0] == _FX_ROW:
-            self.last_interval = effect[1][_INTERVAL_CELL]
         self.line_no = line_no
         self._apply(effect)
         return True
-
-    def _starts_unit(self, effect: Effect) -> bool:
-        """Where a template may begin: a run's prompt, start or header, or an interval's
-        first row (each interval of ``-I`` repeats the one before)."""
-        kind = effect[0]
-        if kind == _FX_ROW:
-            interval = effect[1][_INTERVAL_CELL]
-            return interval is not None and interval != self.last_interval
-        return kind in (_FX_COMMAND, _FX_STARTED, _FX_HEADER)
 
     def _follow(self, template: _Template, lines: list[bytes], i: int, first_line: int) -> int:
         """Read the copies of ``template`` from line ``i`` on; the line after them."""
@@ -947,6 +937,21 @@ class _Template:
 
     def begins(self, line: bytes) -> bool:
         return line == self.lines[0] or self.same_shape(0, line)
+
+
+def _starts_unit(effect: Effect, above: bytes) -> bool:
+    """Where a template may begin: a run's prompt, start or header, or an interval's first
+    row, the line ``above`` not beginning with its time (each interval of ``-I`` repeats the
+    one before)."""
+    kind = effect[0]
+    if kind == _FX_ROW:
+        interval = effect[1][_INTERVAL_CELL]
+        if interval is None:
+            return False
+        stamp = interval.encode()
+        above = above.lstrip()
+        return not (above.startswith(stamp) and above[len(stamp) : len(stamp) + 1] in b" \t,")
+    return kind in (_FX_COMMAND, _FX_STARTED, _FX_HEADER)
 
 
 def _next_copy(chunk: bytes, text: bytes, start: int) -> int:
