@@ -10,8 +10,9 @@ holding anything ``iter_lines`` repairs (a ``\\r`` that does not end its line, a
 line, bytes that are not UTF-8, a last line without its newline) comes line by line, as the
 ``str`` ``iter_lines`` yields, counted in ``collector.overlong`` the same way.
 
-This is not ``fabric.parsers.line_blocks.BlockReader``: that one repairs like
-``textutil.LineReader`` (a lone ``\\r`` ends a line there, not here).
+The blocks are ``fabric.parsers.line_blocks.BlockReader``'s; only what it repairs is read
+here the nccl-tests way (``textutil.LineReader`` ends a line at a lone ``\\r``, this parser
+does not).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import re
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from artifacts.fabric.parsers.line_blocks import BlockReader
 from artifacts.runs.parsers.nccl_tests.run import MAX_LINE_BYTES, Collector
 
 BLOCK_BYTES = 1 << 20  # tests make it small, so that lines fall across many block ends
@@ -52,49 +54,19 @@ RANK_RUN_RE = re.compile(_RANK_LINE + rb"(?:" + _RANK_LINE + rb")*(?=\n)")  # "\
 
 def iter_pieces(stream: BinaryIO, collector: Collector) -> Iterator[bytes | str]:
     """The stream as clean blocks of whole lines (bytes) and repaired lines (str)."""
-    limit = MAX_LINE_BYTES
-    carry = b""
-    skipping = False  # the rest of a line cut at MAX_LINE_BYTES is dropped
-    while data := stream.read(BLOCK_BYTES):
-        if skipping:
-            newline = data.find(b"\n")
-            if newline < 0:
-                continue
-            data = data[newline + 1 :]
-            skipping = False
-        buf = carry + data if carry else data
-        end = buf.rfind(b"\n") + 1
-        carry = buf[end:]
-        if end:
-            yield from _whole_lines(buf[:end] if carry else buf, collector)
-        if len(carry) >= limit:
-            # iter_lines reads the first MAX_LINE_BYTES of it, counts it and skips the rest
-            collector.overlong += 1
-            yield _text(carry[:limit])
-            carry = b""
-            skipping = True
-    if carry:
-        yield _text(carry)  # the last line, without its newline
+    return iter(_Blocks(stream, collector))
 
 
-def _text(raw: bytes) -> str:
-    """One line as iter_lines decodes it."""
-    return raw.decode("utf-8", "replace").rstrip("\r\n")
+class _Blocks(BlockReader):
+    """``BlockReader``'s blocks, with the lines it would repair read as ``iter_lines`` reads
+    them (a lone ``\\r`` stays in its line) and counted in the collector."""
 
+    def __init__(self, stream: BinaryIO, collector: Collector) -> None:
+        super().__init__(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
+        self._collector = collector
 
-def _whole_lines(chunk: bytes, collector: Collector) -> Iterator[bytes | str]:
-    if _has_long_line(chunk) or not _utf8(chunk):
-        yield from _line_by_line(chunk, collector)
-    elif b"\r" not in chunk:
-        yield chunk
-    elif chunk.count(b"\r") == chunk.count(b"\r\n"):
-        yield chunk.replace(b"\r\n", b"\n")  # every \r ends its line: iter_lines strips it
-    else:
-        yield from _line_by_line(chunk, collector)  # "\r\r\n", a \r inside a line
-
-
-def _line_by_line(chunk: bytes, collector: Collector) -> Iterator[str]:
-    yield from iter_lines(io.BytesIO(chunk), collector)
+    def _repaired(self, raw: bytes) -> Iterator[str]:
+        return iter_lines(io.BytesIO(raw), self._collector)
 
 
 def iter_lines(stream: BinaryIO, collector: Collector) -> Iterator[str]:
@@ -110,25 +82,3 @@ def iter_lines(stream: BinaryIO, collector: Collector) -> Iterator[str]:
                 if not more or more.endswith(b"\n"):
                     break
         yield chunk.decode("utf-8", "replace").rstrip("\r\n")
-
-
-def _has_long_line(chunk: bytes) -> bool:
-    """Whether a line of ``chunk`` (whole lines) holds MAX_LINE_BYTES or more before its
-    newline: from each line start, a newline must come within the limit."""
-    start, size, limit = 0, len(chunk), MAX_LINE_BYTES
-    while size - start > limit:
-        newline = chunk.rfind(b"\n", start, start + limit)
-        if newline < 0:
-            return True
-        start = newline + 1
-    return False
-
-
-def _utf8(chunk: bytes) -> bool:
-    if chunk.isascii():
-        return True
-    try:
-        chunk.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
