@@ -18,12 +18,10 @@ the ``uptime`` and ``iso`` ones refuse a ``host kernel:`` after the stamp (which
 from __future__ import annotations
 
 import functools
-import io
 import re
 from collections.abc import Iterator
 
 from artifacts.fabric.parsers.line_blocks import BlockReader
-from artifacts.parsers.textutil import LineReader
 
 # The words of dmesg._State.feed's checks but "NVRM": _facts (PCIe links, "Hardware name",
 # on NVRM lines the driver and board serial), the "GPU at" line, an API mismatch joined
@@ -63,13 +61,7 @@ class NumberedBlocks(BlockReader):
     keeps its line number, and a line split at a lone ``\\r`` is one physical line."""
 
     def _repaired(self, raw: bytes) -> Iterator[tuple[int, str]]:  # type: ignore[override]
-        reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
-        seen = 0
-        for line in reader:
-            yield reader.line_no - seen, line
-            seen = reader.line_no
-        self.truncated += reader.truncated
-        self.decode_errors += reader.decode_errors
+        return self._numbered(raw)
 
 
 @functools.lru_cache(maxsize=64)

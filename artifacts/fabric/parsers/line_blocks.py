@@ -86,8 +86,18 @@ class BlockReader:
         return False
 
     def _repaired(self, raw: bytes) -> Iterator[str]:
+        for _, line in self._numbered(raw):
+            yield line
+
+    def _numbered(self, raw: bytes) -> Iterator[tuple[int, str]]:
+        """The lines ``LineReader`` makes of ``raw``, each with how many physical lines it
+        advanced (0 for the second piece of a line split at a lone ``\\r``): for a parser
+        that keeps ``LineReader``'s line numbers (an event's line)."""
         reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
-        yield from reader
+        seen = 0
+        for line in reader:
+            yield reader.line_no - seen, line
+            seen = reader.line_no
         self.truncated += reader.truncated
         self.decode_errors += reader.decode_errors
 

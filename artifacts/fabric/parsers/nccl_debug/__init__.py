@@ -19,7 +19,6 @@ in bulk, and every other line goes through the line-by-line reading (``_State.fe
 
 from __future__ import annotations
 
-import io
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -258,13 +257,8 @@ class _Blocks(BlockReader):
     that events keep the line numbers ``LineReader`` gives."""
 
     def _repaired(self, raw: bytes) -> Iterator[str]:
-        reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
-        last = 0
-        for text in reader:
-            yield _SameLine(text) if reader.line_no == last else text
-            last = reader.line_no
-        self.truncated += reader.truncated
-        self.decode_errors += reader.decode_errors
+        for advanced, text in self._numbered(raw):
+            yield text if advanced else _SameLine(text)
 
 
 def _line_time(line: str) -> str | None:
