@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import io
 import random
+from collections.abc import Callable
+
+import pytest
 
 from artifacts.fabric.parsers.line_blocks import BlockReader
+from artifacts.parsers.base import ParseError
 
 
 def jitter(rng: random.Random, data: bytes, rate: float) -> bytes:
@@ -26,3 +30,17 @@ def small_blocks(size: int) -> type[BlockReader]:
             super().__init__(stream, block_bytes=size)
 
     return Small
+
+
+def assert_reads_as(
+    parse: Callable[[io.BytesIO], object], data: bytes, reference: Callable[[], object]
+) -> None:
+    """``parse`` (the block reading) gives what ``reference`` (the line-by-line reading)
+    gives, a ParseError included."""
+    try:
+        expected = reference()
+    except ParseError:
+        with pytest.raises(ParseError):
+            parse(io.BytesIO(data))
+        return
+    assert parse(io.BytesIO(data)) == expected

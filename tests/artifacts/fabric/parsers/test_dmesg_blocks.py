@@ -12,7 +12,7 @@ import pytest
 
 from artifacts.fabric.parsers import dmesg
 from artifacts.parsers.textutil import LineReader
-from tests.artifacts.fabric.parsers.blocks import jitter
+from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter
 from tests.samples import SAMPLES_DIR, sample
 
 XID = "counters/gpud_dmesg_with_NVRM_Xid_119.log"
@@ -140,13 +140,7 @@ def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(dmesg, "MAX_JOINED", rng.choice([2, 40]))
     monkeypatch.setattr(dmesg, "BLOCK_BYTES", rng.choice([64, 333, 4096, 1 << 20]))
     monkeypatch.setattr(dmesg, "MAX_LINE_BYTES", max_line)
-    try:
-        expected = _line_by_line(data, max_line)
-    except dmesg.ParseError:
-        with pytest.raises(dmesg.ParseError):
-            dmesg.parse(io.BytesIO(data))
-        return
-    assert dmesg.parse(io.BytesIO(data)) == expected
+    assert_reads_as(dmesg.parse, data, lambda: _line_by_line(data, max_line))
 
 
 def test_the_xid_storm_tiled_past_the_event_cap() -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from artifacts.fabric.parsers import fabric_manager
 from artifacts.parsers.textutil import LineReader
-from tests.artifacts.fabric.parsers.blocks import jitter
+from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter
 from tests.artifacts.fabric.parsers.test_fabric_manager import TROUBLE
 from tests.samples import SAMPLES_DIR
 
@@ -124,10 +124,4 @@ def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setattr(fabric_manager, "MAX_ENTRY_CHARS", rng.choice([50, 4000]))
     monkeypatch.setattr(fabric_manager, "BLOCK_BYTES", rng.choice([64, 333, 4096, 1 << 20]))
     monkeypatch.setattr(fabric_manager, "MAX_LINE_BYTES", max_line)
-    try:
-        expected = _line_by_line(data, max_line)
-    except fabric_manager.ParseError:
-        with pytest.raises(fabric_manager.ParseError):
-            fabric_manager.parse(io.BytesIO(data))
-        return
-    assert fabric_manager.parse(io.BytesIO(data)) == expected
+    assert_reads_as(fabric_manager.parse, data, lambda: _line_by_line(data, max_line))
