@@ -656,6 +656,9 @@ class _State:
         """A text row where the template's row was, with other digits in the same places:
         perf's patterns have no digit of their own, so ``_ROW`` matches it the same way and
         its cells are the same slices. False when the row may need perf's header."""
+        if part == "csv":
+            self._csv_row(text, spans)
+            return True
         start, end = spans[_INTERVAL_CELL]
         interval = text[start:end] if start >= 0 else None
         if interval is None and not self.in_stats:
@@ -680,6 +683,17 @@ class _State:
             line = chunk[start : start + len(lines[offset])]
             self._apply(effect if line == lines[offset] else _effect(line.decode()))
 
+    def _csv_row(self, text: str, spans: _Spans) -> None:
+        """A ``-x,`` row where the template's was, with other digits in the same places
+        (``_csv_spans``): a row too, its time at the same place; split only when kept."""
+        start, end = spans[0]
+        run = self._take(text[start:end].strip() if start >= 0 else None)
+        if run is not None:
+            cells = _csv_cells(text)
+            assert cells is not None  # a row, as the template's
+            self.events.append(_event(_fields(cells), run.index))
+        self.parts.setdefault("csv", None)
+
     def _shaped_rows(self, rows: _ShapedRows, chunk: bytes, pos: int) -> None:
         """Rows of a copy with other digits: ``_span_row`` for each, together."""
         line_no = self.line_no
@@ -698,9 +712,13 @@ class _State:
             stamps = {chunk[pos + a : pos + b] for a, b in rows.stamps}
             run.add_intervals({float(stamp.decode()) for stamp in stamps})
         room = max(0, MAX_EVENTS - len(self.events))
-        for _, start, length, spans, _ in rows.each[:room]:
+        for _, start, length, spans, part in rows.each[:room]:
             text = chunk[pos + start : pos + start + length].decode()
-            cells = tuple(text[a:b] if a >= 0 else None for a, b in spans)
+            if part == "csv":
+                cells = _csv_cells(text)
+                assert cells is not None  # a row, as the template's
+            else:
+                cells = tuple(text[a:b] if a >= 0 else None for a, b in spans)
             self.events.append(_event(_fields(cells), run.index))
         self.dropped += max(0, count - room)
         for part in rows.parts:
@@ -858,12 +876,16 @@ class _ShapedRows:
             for offset in offsets
         ]  # fmt: skip
         spans = [template.spans[offset] for offset in offsets]
-        # every row has its interval: none of them needs perf's header to be kept
-        self.timed = all(s is not None and s[_INTERVAL_CELL][0] >= 0 for s in spans)
+        # every row is -x, or has its interval: none of them needs perf's header to be kept
+        self.timed = all(
+            s is not None and (len(s) == 1 or s[_INTERVAL_CELL][0] >= 0) for s in spans
+        )
         self.stamps = []  # where the rows' intervals are in a copy
         for offset, row_spans in zip(offsets, spans, strict=True):
-            if row_spans is not None and row_spans[_INTERVAL_CELL][0] >= 0:
-                a, b = row_spans[_INTERVAL_CELL]
+            if row_spans is None:
+                continue
+            a, b = row_spans[0] if len(row_spans) == 1 else row_spans[_INTERVAL_CELL]
+            if a >= 0:
                 self.stamps.append((template.starts[offset] + a, template.starts[offset] + b))
         self.parts = tuple(dict.fromkeys(row[4] for row in self.each))
 
@@ -954,6 +976,20 @@ def _starts_unit(effect: Effect, above: bytes) -> bool:
     return kind in (_FX_COMMAND, _FX_STARTED, _FX_HEADER)
 
 
+def _csv_spans(text: str, cells: Cells) -> _Spans | None:
+    """Where a ``-x,`` row's time is ((-1, -1) when it has none), when a copy with other
+    digits in the same places is a row too: ``_csv_cells`` decides by the cells' places and
+    characters, and by ``to_number`` of the value (and of the second cell), which is None
+    for numbers too large for a float: cells of 300 or more characters or with an exponent
+    are not taken."""
+    split = text.split(",")
+    shift = sum(cell is not None for cell in cells[3:6])  # scope, cpus, interval before it
+    numbers = split[1:2] + split[shift : shift + 1]
+    if any(len(cell) >= 300 or "e" in cell or "E" in cell for cell in numbers):
+        return None
+    return ((0, len(split[0])),) if cells[_INTERVAL_CELL] is not None else ((-1, -1),)
+
+
 def _next_copy(chunk: bytes, text: bytes, start: int) -> int:
     """Where in ``chunk`` (whole lines) the next line-aligned copy of ``text`` begins after
     ``start``, or -1."""
@@ -964,11 +1000,13 @@ def _next_copy(chunk: bytes, text: bytes, start: int) -> int:
 
 
 def _row_spans(line: bytes, effect: Effect | None) -> _Spans | None:
-    """Where a text row's cells are, for its copies with other digits (not ``-x,`` rows:
-    whether a CSV line is a row depends on its numbers' size)."""
-    if effect is None or effect[0] != _FX_ROW or effect[2] == "csv":
+    """Where a text row's cells are, for its copies with other digits; for a ``-x,`` row
+    only where its time is (its other cells are split again)."""
+    if effect is None or effect[0] != _FX_ROW:
         return None
     text = line.decode()
+    if effect[2] == "csv":
+        return _csv_spans(text, effect[1])
     m = _ROW.match(text)
     if m is None or _csv_like(text):
         return None

@@ -102,6 +102,10 @@ CPU12              5,555,555      cycles
     b"       2.000000001 seconds time elapsed\n",
     b"user@host:~$ ls -l\n",
     b"0, 8192 MiB, 2100 MHz, 7001 MHz, 200.00 W, 3, 16, 2, 16\n",
+    # -x, values whose digits decide whether they are numbers (a float's range)
+    b"2.000000001,1e300,,cycles,100,100.00,,\n3.000000001,1"
+    + b"0" * 308
+    + b".5,,cycles,100,100.00,,\n",
     b"3 apples\n12 pears\n",
     b"\n",
     b"progress 10%\r20%\r100%\n",  # lone \r: its block comes line by line
@@ -109,7 +113,7 @@ CPU12              5,555,555      cycles
     b"",
 ]
 # The pieces a long collector log repeats: runs of the table, intervals, CSV.
-RUNS = [PIECES[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 18)]
+RUNS = [PIECES[i] for i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 19)]
 
 
 def line_by_line(data: bytes) -> object:
