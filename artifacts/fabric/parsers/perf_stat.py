@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import itertools
 import re
 from collections.abc import Iterator
@@ -37,7 +36,6 @@ from artifacts.fabric.parsers.counters_common import CounterSample, SampleBuffer
 from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, BlockReader
 from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import (
-    LineReader,
     find_timestamp,
     head_text,
     iso_plus_seconds,
@@ -1024,13 +1022,9 @@ class _NumberedBlocks(BlockReader):
 
     def _repaired(self, raw: bytes) -> Iterator[str]:
         """``BlockReader._repaired``, numbering its lines (a ``\\r`` splits one line)."""
-        start = self.line_no
-        reader = LineReader(io.BytesIO(raw), max_line_bytes=self._max)
-        for text in reader:
-            self.line_no = start + reader.line_no
+        for advanced, text in self._numbered(raw):
+            self.line_no += advanced
             yield text
-        self.truncated += reader.truncated
-        self.decode_errors += reader.decode_errors
 
 
 def _maybe_prompt(line: str) -> bool:

@@ -13,7 +13,7 @@ import pytest
 from artifacts.fabric.parsers import perf_stat
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader
-from tests.artifacts.fabric.parsers.blocks import jitter
+from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter
 from tests.samples import sample
 
 PER_SOCKET = sample("counters/perf_stat_system_wide_per_socket_2S_224cpu.txt").read_bytes()
@@ -126,13 +126,6 @@ def line_by_line(data: bytes) -> object:
     return state.result(reader.repair_warnings())
 
 
-def read(parse: object, data: bytes) -> object:
-    try:
-        return parse(data)  # type: ignore[operator]
-    except ParseError:
-        return "error"
-
-
 def random_file(rng: random.Random, pool: list[bytes]) -> bytes:
     """Copies of a few pieces, some with other digits, some with a random piece before."""
     unit = b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 5)))
@@ -157,8 +150,7 @@ def test_blocks_read_as_lines(
     monkeypatch.setattr(perf_stat, "MAX_EVENTS", rng.choice([5, 60, 100_000]))
     monkeypatch.setattr(perf_stat, "BLOCK_BYTES", rng.choice([100, 2000, 1 << 20]))
     data = random_file(rng, pool)
-    new = read(lambda d: perf_stat.parse(io.BytesIO(d)), data)
-    assert new == read(line_by_line, data)
+    assert_reads_as(perf_stat.parse, data, lambda: line_by_line(data))
 
 
 def test_a_long_log_is_read_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import pytest
 from artifacts.fabric.parsers import rdma_counters
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader
-from tests.artifacts.fabric.parsers.blocks import jitter, small_blocks
+from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter, small_blocks
 
 STATISTIC = b"""\
 $ rdma statistic show link rocep8s0f0/1
@@ -54,13 +54,6 @@ def _line_by_line(data: bytes) -> object:
     return state.result(reader.repair_warnings())
 
 
-def _read(parse: object, data: bytes) -> object:
-    try:
-        return parse(data)  # type: ignore[operator]
-    except ParseError:
-        return "error"
-
-
 @pytest.mark.parametrize("pool", [PIECES, PLAIN], ids=["all", "plain"])
 @pytest.mark.parametrize("seed", range(40))
 def test_blocks_read_as_lines(
@@ -80,8 +73,7 @@ def test_blocks_read_as_lines(
             copy = rng.choice(PIECES) + copy
         parts.append(copy)
     data = b"".join(parts)
-    new = _read(lambda d: rdma_counters.parse(io.BytesIO(d)), data)
-    assert new == _read(_line_by_line, data)
+    assert_reads_as(rdma_counters.parse, data, lambda: _line_by_line(data))
 
 
 def test_a_long_polling_file_keeps_the_caps_and_counts_the_rest() -> None:
