@@ -91,7 +91,9 @@ def read_completion(text: str) -> dict[str, Any] | None:
     if length := _LEN.search(body):
         fields["length"] = int(length["n"])
     if vendor := _VENDOR.search(body):
-        fields["vendor_err"] = int(vendor["v"], 0)
+        # hex with its 0x, else decimal: "029" is twenty-nine (int(v, 0) refuses it)
+        raw = vendor["v"]
+        fields["vendor_err"] = int(raw, 16) if raw[:2].lower() == "0x" else int(raw)
     if request := _REQUEST.search(body):
         fields["request"] = (request["r"] or request["r2"]).strip()
     if gid := _LOCAL_GID.search(body):

@@ -133,6 +133,15 @@ COMPLETIONS = [
         {"status": 12, "status_name": "IBV_WC_RETRY_EXC_ERR", "opcode": 129,
          "opcode_name": "IBV_WC_RECV_RDMA_WITH_IMM", "vendor_err": 129, "hca": "mlx5_1"},
     ),
+    # a vendor error printed with a leading zero (decimal, not octal), and in hex
+    (
+        "NET/IB : Got completion from peer 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 029 (Recv)",
+        {"status": 12, "vendor_err": 29, "request": "Recv"},
+    ),
+    (
+        "NET/IB: Got completion from peer 10.2.0.5<33092> with status=12 opcode=0 len=0 vendor_err=0x81 hca mlx5_0",
+        {"status": 12, "vendor_err": 0x81, "hca": "mlx5_0"},
+    ),
     # a peer named by host name, no GIDs
     (
         "NET/IB: Got completion from peer node20<57713> with status=4 opcode=0 len=0 vendor err 81 (Send) hca mlx5_0",
