@@ -33,7 +33,10 @@ def view_of(open_stream: Opener, stored: dict[str, Any] | None = None) -> View:
         return View.from_json(stored["view"])
     with open_stream() as stream:
         taken = sample(stream)
-    view = normalize.plan(b"\n".join((taken.head, *taken.windows)))
+        # a long file's windows around its signature lines too: what detection plans from
+        # when its head is unsure (here no head is asked, so always)
+        windows = taken.scan() if taken.scan else taken.windows
+    view = normalize.plan(b"\n".join((taken.head, *windows)))
     if taken.encoding != view.encoding and not view.binary:
         view = dataclasses.replace(view, encoding=taken.encoding, needed=True)
     return view

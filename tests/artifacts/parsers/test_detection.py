@@ -12,7 +12,7 @@ import pytest
 
 from artifacts.parsers import OTHER, detection, normalize
 from artifacts.parsers.detection import detect_sample, sample
-from artifacts.parsers.reading import parse_file
+from artifacts.parsers.reading import parse_file, view_of
 from tests.samples import TESTS_DIR
 from tests.transforms import kubectl, libfabric_noise, opener
 
@@ -192,18 +192,26 @@ def test_a_kind_keeps_its_own_stamp_under_a_collectors_tag() -> None:
     assert read.to_json()["events"] == plain.to_json()["events"]
 
 
+# UTF-16 doubles the size: the first MiB read holds only noise, the NCCL lines (and the
+# host their glued lines are split at) are found by the scan past it
+NCCL_LINES = b"".join(
+    b"gpu07:1234:1290 [%d] NCCL INFO Channel %02d/0 : 0[0] -> 1[1] via P2P/IPC\n" % (i % 8, i)
+    for i in range(64)
+)
+NCCL_BEHIND_NOISE = (NOISE * (700 * 1024 // len(NOISE)) + NCCL_LINES).decode().encode("utf-16")
+
+
 def test_what_a_scan_behind_noise_finds_plans_the_cleaning_too() -> None:
-    # UTF-16 doubles the size: the first MiB read holds only noise, the NCCL lines (and the
-    # host their glued lines are split at) are found by the scan past it
-    lines = b"".join(
-        b"gpu07:1234:1290 [%d] NCCL INFO Channel %02d/0 : 0[0] -> 1[1] via P2P/IPC\n" % (i % 8, i)
-        for i in range(64)
-    )
-    data = (NOISE * (700 * 1024 // len(NOISE)) + lines).decode().encode("utf-16")
-    assert len(data) > detection.WHOLE_BYTES + 2 * len(lines)
+    data = NCCL_BEHIND_NOISE
+    assert len(data) > detection.WHOLE_BYTES + 2 * len(NCCL_LINES)
     found = detect_sample("job.log", sample(io.BytesIO(data), len(data)))
     assert found.kind == "nccl_debug"
     assert "gpu07" in found.view.hosts
+
+
+def test_a_parse_as_another_kind_plans_from_the_scan_too() -> None:
+    # a stored file without a planned view (parse as a chosen kind) is cleaned the same way
+    assert "gpu07" in view_of(opener(NCCL_BEHIND_NOISE)).hosts
 
 
 # Pieces of terminal sessions: prompts of several shells, comment and heading lines that
