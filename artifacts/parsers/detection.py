@@ -213,16 +213,18 @@ def sample(raw: BinaryIO, size: int | None = None) -> Sample:
     seekable = getattr(raw, "seekable", lambda: False)()
     if encoding == "binary":
         return Sample(data[:HEAD_BYTES], (), whole, encoding)
+    # where the scan reads on from (the fixed windows below move a seekable stream)
+    at = raw.tell() if seekable else None
     if whole is None and encoding == "utf-8" and seekable and size and size > len(data):
         fixed = _windows(raw, size)
-        scan = _rest_scan(data, raw, raw, (), fixed)
+        scan = _rest_scan(data, raw, raw, at, (), fixed)
         return Sample(data[:HEAD_BYTES], fixed, None, encoding, scan)
     lead: tuple[bytes, ...] = ()
     after = _after_preamble(data)
     if after is not None:  # the file's own lines start after another program's preamble
         lead = (data[after : after + WINDOW_BYTES],)
     fixed = _windows(io.BytesIO(data), len(data))
-    scan = None if whole is not None else _rest_scan(data, raw, rest, lead, fixed)
+    scan = None if whole is not None else _rest_scan(data, raw, rest, at, lead, fixed)
     return Sample(data[:HEAD_BYTES], (*lead, *fixed), whole, encoding, scan)
 
 
@@ -230,14 +232,14 @@ def _rest_scan(
     first: bytes,
     raw: BinaryIO,
     rest: BinaryIO | _Transcoded,
+    at: int | None,
     lead: tuple[bytes, ...],
     fixed: tuple[bytes, ...],
 ) -> Scan:
     """The windows of a long file with its signature windows among them (after ``lead``,
     before ``fixed``), scanning ``first`` and ``rest`` (the stream after it, transcoded or
-    not) when first asked for: ``_windows`` may have moved a seekable ``raw`` since, so it
-    goes back first."""
-    at = raw.tell() if getattr(raw, "seekable", lambda: False)() else None
+    not) when first asked for: a seekable ``raw`` goes back to ``at``, where ``first``
+    ended (``_windows`` has moved it since)."""
 
     def scan() -> tuple[bytes, ...]:
         if at is not None:

@@ -131,6 +131,15 @@ def test_content_is_found_behind_megabytes_of_other_programs_lines() -> None:
     assert [r["size_bytes"] for r in result.to_json()["runs"][0]["rows"]] == [8, 16, 32, 64, 128]
 
 
+def test_content_between_megabytes_of_noise_is_found_by_the_scan() -> None:
+    # past the first MiB and in none of the fixed windows (1/3, 2/3, the end): only the
+    # scan, read on from where the head ended, finds it
+    noise = NOISE * (5 * 1024 * 1024 // len(NOISE))
+    data = noise + NCCL_TESTS + noise * 4
+    found = detect_sample("run.log", sample(io.BytesIO(data), len(data)))
+    assert found.kind == "nccl_tests"
+
+
 def test_content_behind_megabytes_of_noise_is_found_in_a_gzip_file_too() -> None:
     # a gzip member cannot seek: the scan reads on from where the head ended
     data = NOISE * (5 * 1024 * 1024 // len(NOISE)) + NCCL_TESTS + NOISE * 3
