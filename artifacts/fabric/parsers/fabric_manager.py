@@ -25,8 +25,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any, BinaryIO, ClassVar
 
-from artifacts.fabric.parsers.dmesg_blocks import NumberedBlocks
-from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks
 from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import MAX_LINE_BYTES, head_text
 

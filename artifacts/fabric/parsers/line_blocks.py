@@ -114,3 +114,11 @@ def _utf8(chunk: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+class NumberedBlocks(BlockReader):
+    """``BlockReader`` whose repaired lines come as (physical lines advanced, line): an event
+    keeps its line number, and a line split at a lone ``\\r`` is one physical line."""
+
+    def _repaired(self, raw: bytes) -> Iterator[tuple[int, str]]:  # type: ignore[override]
+        return self._numbered(raw)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from artifacts.fabric.parsers import dmesg
-from artifacts.fabric.parsers.dmesg_stamps import split_stamp
+from artifacts.fabric.parsers.dmesg.stamps import split_stamp
 from tests.samples import sample
 
 XID = "counters/gpud_dmesg_with_NVRM_Xid_119.log"

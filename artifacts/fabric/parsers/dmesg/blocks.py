@@ -8,7 +8,7 @@ before it reads a line further) and for "NVRM"; between hits, each stretch of li
 ``run_pattern`` says have the stamp shape ``split_stamp`` gives its first line is counted in
 one call, and a line that starts none (blank, unstamped, wrapped) is read on its own.
 
-Each ``_STAMPS`` pattern matches a subset of what its shape's pattern in ``dmesg_stamps`` matches
+Each ``_STAMPS`` pattern matches a subset of what its shape's pattern in ``stamps`` matches
 (``[0-9]`` for ``\\d``, bounded repeats, no newline), and never a line ``split_stamp`` gives
 another shape: the journal patterns end within 120 characters (the ``" kernel: "`` test), and
 the ``uptime`` and ``iso`` ones refuse a ``host kernel:`` after the stamp (which makes a line
@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterator
-
-from artifacts.fabric.parsers.line_blocks import BlockReader
 
 # The words of dmesg._State.feed's checks but "NVRM": _facts (PCIe links, "Hardware name",
 # on NVRM lines the driver and board serial), the "GPU at" line, an API mismatch joined
@@ -54,14 +51,6 @@ _STAMPS = {
     "journal_unix": r"[0-9]{9,11}\.[0-9]{1,9}" + _HOST,
 }
 JOURNAL_SHAPES = frozenset({"syslog", "journal_iso", "journal_monotonic", "journal_unix"})
-
-
-class NumberedBlocks(BlockReader):
-    """``BlockReader`` whose repaired lines come as (physical lines advanced, line): an event
-    keeps its line number, and a line split at a lone ``\\r`` is one physical line."""
-
-    def _repaired(self, raw: bytes) -> Iterator[tuple[int, str]]:  # type: ignore[override]
-        return self._numbered(raw)
 
 
 @functools.lru_cache(maxsize=64)

@@ -9,7 +9,7 @@ the GPU PCI address -> UUID (and board serial) lines NVRM prints, the driver ver
 loads, and the kernel version/hardware name. Everything else is counted, not kept. The NVRM
 lines that follow an event (the GSP RPC history of an Xid 119) are joined to it; a line with
 no stamp after a kernel line is its continuation (a wrapped message). Stamps: see
-``dmesg_stamps.py``; a syslog date has no year, so no time.
+``stamps.py``; a syslog date has no year, so no time.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import dataclasses
 import re
 from typing import Any, BinaryIO, ClassVar
 
-from artifacts.fabric.parsers import dmesg_blocks as blocks
-from artifacts.fabric.parsers.dmesg_stamps import Stamp, split_stamp
-from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES
+from artifacts.fabric.parsers.dmesg import blocks
+from artifacts.fabric.parsers.dmesg.stamps import Stamp, split_stamp
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks
 from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import MAX_LINE_BYTES, head_text
 
@@ -104,7 +104,7 @@ _KERNEL = re.compile(r"Linux version (?P<v>\S+)|Tainted: [A-Z ]+\s+(?P<t>\d+\.\d
 _HARDWARE = re.compile(r"Hardware name: (?P<hw>.+?)\s*$")
 # Stamp shapes whose text, ending in the space after it, gives the same stamp to any line
 # that starts with it: split_stamp's pattern for them stops at that space, and only a
-# " kernel: " (a journal line) would make the line another shape (dmesg_stamps)
+# " kernel: " (a journal line) would make the line another shape (stamps.py)
 _REUSABLE_STAMPS = frozenset({"uptime", "relative", "date", "human_date", "iso"})
 _MARKERS = ("NVRM:", "mlx5_core", "nvidia-nvswitch", "AER:", "kernel:", "pcieport", "Xid",
             "Hardware Error", "EDAC", "soft lockup", "blocked for more than", "NETDEV WATCHDOG",
@@ -172,8 +172,8 @@ def accepts(name: str, head: bytes) -> bool:
 
 def parse(stream: BinaryIO) -> DmesgResult:
     # 1 MiB blocks of whole lines (issue 27): only the lines holding a word some check needs
-    # are read one by one; the rest are counted in runs (dmesg_blocks)
-    reader = blocks.NumberedBlocks(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
+    # are read one by one; the rest are counted in runs (blocks.py)
+    reader = NumberedBlocks(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
     state = _State()
     line_no = 0
     for piece in reader:
