@@ -211,6 +211,9 @@ class _State:
         self.nvrm_seen: dict[str, dict[str, Any]] = {}
         # _stamp's last stamp text and its Stamp ("" when none may be reused)
         self.last_stamp: tuple[str, Stamp | None] = ("", None)
+        # what _stamp_run reads in a line's text after its stamp (_body), per text
+        self.bodies: dict[str, tuple[str | None, ...]] = {}
+        self.event_of: dict[str, Any] = {}  # _event per text (_State._event)
 
     def feed_block(self, text: str, line_no: int) -> int:
         """Whole lines (each ends in "\\n"), numbered after ``line_no``: a line with a SLOW
@@ -227,11 +230,17 @@ class _State:
             if begin > start:
                 line_no = self._run(text[start:begin], line_no)
             line_no += 1
+            start = end + 1
             if slow_at < end:
                 self.feed(text[begin:end], line_no)
             else:
                 self._nvrm_line(text[begin:end], line_no)
-            start = end + 1
+                prefix = self.last_stamp[0]
+                if prefix and text.startswith(prefix, start):  # the lines under its stamp
+                    limit = len(text)
+                    if slow_at < limit:
+                        limit = max(start, text.rfind("\n", start, slow_at) + 1)
+                    start, line_no = self._stamp_run(text, start, limit, line_no)
             if slow_at < start:
                 slow_at = _found(slow.search(text, start), len(text))
             if nvrm_at < start:
@@ -306,6 +315,79 @@ class _State:
             made = self._add(stamp, line_no, body, ("nvrm", _nvrm_details(found["msg"])))
         self.previous = (stamp, body, made, line_no)
 
+    def _stamp_run(self, text: str, start: int, limit: int, line_no: int) -> tuple[int, int]:
+        """The lines from ``start`` (before ``limit``, so with no SLOW word) that start with
+        the last NVRM line's stamp text, read as ``_nvrm_line`` and ``_run`` read them, in
+        one loop over their texts (one ``findall``): an Xid's RPC history. What a text says
+        is kept per text (``_body``). Stops before a line that might be a journal line.
+        Returns where it stopped and the last line's number."""
+        prefix, stamp = self.last_stamp
+        assert stamp is not None
+        span, each = blocks.prefix_run(prefix)
+        end = span.match(text, start, limit).end()  # type: ignore[union-attr]
+        bodies = each.findall(text, start, end)
+        memo = self.bodies
+        previous = self.previous
+        made = previous[2] if previous is not None else None
+        joinable = made is not None and self._joinable(stamp)
+        done = 0
+        for body in bodies:
+            info = memo.get(body)
+            if info is None:
+                if len(memo) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
+                    memo.clear()
+                info = memo[body] = _body(body)
+            if info is _ODD:
+                break
+            done += 1
+            line_no += 1
+            if info is _PLAIN:  # no "NVRM:": only counted (what _run does)
+                previous, made, joinable = (stamp, body, None, line_no), None, False
+                continue
+            msg, msg500, joined_text = info
+            if joinable:  # _nvrm_joined
+                assert made is not None
+                details = made["details"]
+                if msg500 is not None and msg500 == details.get("message"):
+                    details["repeats"] = details.get("repeats", 1) + 1
+                    continue
+                more = details.setdefault("more", [])
+                if len(more) < MAX_JOINED:
+                    more.append(joined_text)
+                mismatch = made["kind"] == "nvrm" and "mismatch" in made["text"]
+                if mismatch and (m := _API_MISMATCH.search(made["text"] + " " + body)):
+                    details.update(client_version=m["client"], kernel_version=m["kernel"])
+                continue
+            if msg is None:
+                made = None
+            elif (seen := self.nvrm_seen.get(msg500)) is not None:
+                seen["details"]["repeats"] = seen["details"].get("repeats", 1) + 1
+                made = seen
+            elif len(self.events) >= MAX_EVENTS:
+                self.dropped += 1
+                made = None
+            else:
+                made = self._add(stamp, line_no, body, ("nvrm", _nvrm_details(msg)))
+            previous = (stamp, body, made, line_no)
+            self.previous = previous
+            joinable = made is not None and self._joinable(stamp)
+        if done:
+            self.lines += done
+            self.kernel_lines += done
+            self.parts.setdefault(stamp.shape, None)
+            self.previous = previous
+        if done < len(bodies):
+            end = start
+            for _ in range(done):
+                end = text.index("\n", end) + 1
+        return end, line_no
+
+    def _joinable(self, stamp: Stamp) -> bool:
+        """Whether an NVRM line with ``stamp`` joins the event before it (``_nvrm_joined``)."""
+        if self.previous is None or (made := self.previous[2]) is None:
+            return False
+        return _same_moment(self.previous[0], stamp) and "NVRM:" in made["text"]
+
     def _stamp(self, raw: str) -> Stamp | None:
         """``split_stamp(raw)``, reusing the last NVRM line's stamp when ``raw`` starts with
         the same stamp text (an Xid's RPC history: 30 lines of one stamp)."""
@@ -342,7 +424,7 @@ class _State:
 
     def feed(self, raw: str, line_no: int) -> None:
         self.lines += 1
-        stamp = split_stamp(raw)
+        stamp = self._stamp(raw)
         if stamp is None:
             if not raw.strip():
                 self.previous = None
@@ -369,9 +451,9 @@ class _State:
             self.last_gpu = _pci(m["pci"])
             self.previous = (stamp, body, None, line_no)
             return
-        if self._joined(stamp, body):
+        event = self._event(body)
+        if self._joined(stamp, body, event):
             return
-        event = _event(body)
         made = self._add(stamp, line_no, body, event) if event else None
         self.previous = (stamp, body, made, line_no)
 
@@ -387,10 +469,10 @@ class _State:
             self.hardware = m["hw"]
         if "NVRM" not in body:
             return False
-        if m := _DRIVER.search(body):
+        if "loading NVIDIA" in body and (m := _DRIVER.search(body)):
             self.driver_version = self.driver_version or m["v"]
             return True
-        if m := _SERIAL.search(body):
+        if "Serial Number" in body and (m := _SERIAL.search(body)):
             if self.last_gpu is not None:
                 self.serials.setdefault(self.last_gpu, m["serial"])
             return True
@@ -410,19 +492,27 @@ class _State:
                         capable_width=int(m["width"]))  # fmt: skip
         self.pcie_links[m["dev"]] = link
 
-    def _joined(self, stamp: Stamp, body: str) -> bool:
+    def _event(self, body: str) -> tuple[str, dict[str, Any]] | None:
+        """``_event(body)``, kept per text (an Xid storm repeats its lines): a copy of the
+        details, which the event they go to gathers into."""
+        known = self.event_of.get(body, _UNSEEN)
+        if known is _UNSEEN:
+            if len(self.event_of) >= _MEMO_BODIES:  # memory stays flat on new texts
+                self.event_of.clear()
+            known = self.event_of[body] = _event(body)
+        return None if known is None else (known[0], dict(known[1]))
+
+    def _joined(self, stamp: Stamp, body: str, own: tuple[str, dict[str, Any]] | None) -> bool:
         """An NVRM line right after an NVRM event, at the same time, belongs to it (the GSP
-        RPC history under an Xid 119, the second line of an API mismatch)."""
+        RPC history under an Xid 119, the second line of an API mismatch). ``own``: the
+        line's own event (``_event(body)``)."""
         if self.previous is None or "NVRM:" not in body:
             return False
         before, _, made, _ = self.previous
         if made is None or not _same_moment(before, stamp) or "NVRM:" not in made["text"]:
             return False
-        if "Xid" in body and _XID.search(body):
-            return False
-        own = _event(body)
         if own is not None and own[0] != "nvrm":
-            return False  # a GPU off the bus is an event of its own, whenever it comes
+            return False  # an Xid, a GPU off the bus: an event of its own, whenever it comes
         if own is not None and own[1]["message"] == made["details"].get("message"):
             made["details"]["repeats"] = made["details"].get("repeats", 1) + 1
             return True
@@ -573,6 +663,26 @@ def _nvrm_event(body: str) -> tuple[str, dict[str, Any]] | None:
     if m := _NVRM.search(body):
         return "nvrm", _nvrm_details(m["msg"])
     return None
+
+
+_MEMO_BODIES = 4096
+_UNSEEN = object()
+_PLAIN: tuple[str | None, ...] = ()  # no "NVRM:"
+_ODD: tuple[str | None, ...] = (None,)  # perhaps a journal line: read on its own
+
+
+def _body(body: str) -> tuple[str | None, ...]:
+    """What ``_nvrm_line`` reads in a stamped line's text: its message (whole and as kept)
+    and what it adds to the event it joins; ``_PLAIN`` without "NVRM:", ``_ODD`` when
+    "kernel: " could make the line a journal line (split_stamp's test is on 120 characters)."""
+    if "kernel: " in body[:120]:
+        return _ODD
+    if "NVRM:" not in body:
+        return _PLAIN
+    found = _NVRM.search(body)
+    msg = found["msg"] if found is not None else None
+    joined = body.split("NVRM:", 1)[1].strip()[:500]
+    return (msg, msg[:500] if msg is not None else None, joined)
 
 
 def _found(m: re.Match[str] | None, none: int) -> int:

@@ -67,3 +67,13 @@ def run_pattern(shape: str, host: str | None) -> re.Pattern[str] | None:
             return None  # its " kernel: " could lie beyond split_stamp's 120 characters
         stamp = stamp.replace("{host}", re.escape(host))
     return re.compile(rf"(?:{stamp}[^\n]*\n)*")
+
+
+@functools.lru_cache(maxsize=256)
+def prefix_run(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """For the lines that start with the stamp text ``prefix`` (an Xid's RPC history: 30
+    lines of one stamp): a pattern whose match from a line start spans the stretch of them,
+    and one whose ``findall`` over that stretch gives each line's text after the prefix.
+    Cached: the stamp of a dmesg -T storm recurs, and a compile costs tens of lines."""
+    escaped = re.escape(prefix)
+    return re.compile(rf"(?:{escaped}[^\n]*\n)*"), re.compile(rf"{escaped}([^\n]*)\n")

@@ -162,3 +162,63 @@ def test_a_journal_line_after_the_same_stamp_text_is_read_as_a_journal_line(seco
     result = dmesg.parse(io.BytesIO(data))
     assert result == _line_by_line(data, 256 * 1024)
     assert result.hosts == ("gpu-7",)
+
+
+# An Xid's RPC history under one stamp text, read by _State._stamp_run in one loop: the
+# run meets block boundaries, ordinary lines of its stamp, a line with a word a check
+# needs, a line "kernel: " may make a journal line, stamps a second apart (-d/relative
+# deltas that do not join), and an event cap it reaches in the middle.
+RUN_STAMPS = [
+    "[ 1234.567890] ",
+    "[ 1234.567890 <    1.500000>] ",
+    "[  +0.000123] ",
+    "[  +2.500000] ",
+    "[Sun Feb 23 16:24:18 2025] ",
+    "[Dec 3 10:11] ",
+    "2024-12-03T10:11:12,123456+00:00 ",
+    "<3>[ 12.5] ",
+]
+RUN_MIDDLES = [
+    "Call Trace:",
+    "kernel: NVRM: looks like a journal line",
+    "host kernel: NVRM: GPU4 RPC history (CPU -> GSP):",
+    "NVRM: Xid (PCI:0000:9b:00): 119, pid=1, name=x, Timeout after 6s",
+    "NVRM: GPU at PCI:0000:9b:00: GPU-509665ad-b600-ac93-3616-d754b23d636d",
+    "NVRM: API mismatch: the client has the version 535.129.03, but",
+    "NVRM: this kernel module has the version 535.104.05.  Please",
+    "NVRM:    ",
+    "NVRMx not a message",
+    "",
+]
+
+
+def _rpc_history(rng: random.Random, stamp: str) -> str:
+    lines = [line.split("] ", 1)[1] for line in SAMPLE_TEXT.splitlines() if "NVRM:  " in line]
+    lines += ["NVRM: GPU4 RPC history (CPU -> GSP):"] * 3  # the same message again
+    rng.shuffle(lines)
+    for _ in range(rng.randrange(0, 4)):
+        lines.insert(rng.randrange(len(lines) + 1), rng.choice(RUN_MIDDLES))
+    return "".join(f"{stamp}{line}\n" for line in lines)
+
+
+SAMPLE_TEXT = (
+    SAMPLE.read_text()
+    if SAMPLE.exists()
+    else "[Sun Feb 23 16:24:18 2025] NVRM:      0    103  GSP_RM_ALLOC          0x0000000000002081\n"
+)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_rpc_history_runs_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    rng = random.Random(seed)
+    parts = []
+    for _ in range(rng.randrange(1, 12)):
+        stamp = rng.choice(RUN_STAMPS)
+        head = rng.choice([*MESSAGES[:3], "NVRM: os_schedule: Attempted to yield", "Call Trace:"])
+        parts.append(f"{stamp}{head}\n" + _rpc_history(rng, stamp))
+    data = "".join(parts).encode()
+    monkeypatch.setattr(dmesg, "MAX_EVENTS", rng.choice([2, 5, 20_000]))
+    monkeypatch.setattr(dmesg, "MAX_JOINED", rng.choice([3, 40]))
+    monkeypatch.setattr(dmesg, "BLOCK_BYTES", rng.choice([200, 1000, 4096, 1 << 20]))
+    monkeypatch.setattr(dmesg, "_MEMO_BODIES", rng.choice([2, 4096]))
+    assert_reads_as(dmesg.parse, data, lambda: _line_by_line(data, 256 * 1024))
