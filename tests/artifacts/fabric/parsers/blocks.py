@@ -22,6 +22,20 @@ def jitter(rng: random.Random, data: bytes, rate: float) -> bytes:
     return bytes(out)
 
 
+def jittered_copies(rng: random.Random, pool: list[bytes], extras: list[bytes]) -> bytes:
+    """A random file made the way a collector's log repeats itself: 1 to 59 copies of a unit
+    of 1 to 4 pieces of ``pool``, each copy with its digits changed at a random rate (none in
+    half of them), and a random piece of ``extras`` before some copies (15%)."""
+    unit = b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 5)))
+    parts = []
+    for _ in range(rng.randrange(1, 60)):
+        copy = jitter(rng, unit, rng.choice([0, 0, 0.01, 0.2]))
+        if rng.random() < 0.15:
+            copy = rng.choice(extras) + copy
+        parts.append(copy)
+    return b"".join(parts)
+
+
 def small_blocks(size: int) -> type[BlockReader]:
     """A BlockReader reading ``size`` bytes at a time (monkeypatched into a parser module)."""
 

@@ -12,7 +12,11 @@ import pytest
 from artifacts.fabric.parsers import rdma_counters
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader
-from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter, small_blocks
+from tests.artifacts.fabric.parsers.blocks import (
+    assert_reads_as,
+    jittered_copies,
+    small_blocks,
+)
 
 STATISTIC = b"""\
 $ rdma statistic show link rocep8s0f0/1
@@ -65,14 +69,7 @@ def test_blocks_read_as_lines(
     monkeypatch.setattr(
         rdma_counters, "BlockReader", small_blocks(rng.choice([100, 2000, 1 << 20]))
     )
-    unit = b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 5)))
-    parts = []
-    for _ in range(rng.randrange(1, 60)):
-        copy = jitter(rng, unit, rng.choice([0, 0, 0.01, 0.2]))
-        if rng.random() < 0.15:
-            copy = rng.choice(PIECES) + copy
-        parts.append(copy)
-    data = b"".join(parts)
+    data = jittered_copies(rng, pool, PIECES)
     assert_reads_as(rdma_counters.parse, data, lambda: _line_by_line(data))
 
 
