@@ -13,7 +13,7 @@ import pytest
 from artifacts.fabric.parsers import perf_stat
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import LineReader
-from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter
+from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jittered_copies
 from tests.samples import sample
 
 PER_SOCKET = sample("counters/perf_stat_system_wide_per_socket_2S_224cpu.txt").read_bytes()
@@ -128,14 +128,7 @@ def line_by_line(data: bytes) -> object:
 
 def random_file(rng: random.Random, pool: list[bytes]) -> bytes:
     """Copies of a few pieces, some with other digits, some with a random piece before."""
-    unit = b"".join(rng.choice(pool) for _ in range(rng.randrange(1, 5)))
-    parts = []
-    for _ in range(rng.randrange(1, 60)):
-        copy = jitter(rng, unit, rng.choice([0, 0, 0.01, 0.2]))
-        if rng.random() < 0.15:
-            copy = rng.choice(PIECES) + copy
-        parts.append(copy)
-    data = b"".join(parts)
+    data = jittered_copies(rng, pool, PIECES)
     if rng.random() < 0.2:
         data = data.rstrip(b"\n")  # the last line without its newline
     return data
@@ -156,14 +149,14 @@ def test_blocks_read_as_lines(
 def test_a_long_log_is_read_in_bulk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A tiled sample: after its first copies, lines are not read one by one."""
     read_one_by_one = 0
-    effect = perf_stat._effect
+    effect = perf_stat.line_effect
 
     def counted(line: str) -> object:
         nonlocal read_one_by_one
         read_one_by_one += 1
         return effect(line)
 
-    monkeypatch.setattr(perf_stat, "_effect", counted)
+    monkeypatch.setattr(perf_stat, "line_effect", counted)
     data = PER_SOCKET * 3000  # 93,000 lines, 72,000 rows
     result = perf_stat.parse(io.BytesIO(data))
     assert read_one_by_one < 1000
