@@ -35,6 +35,7 @@ from artifacts.fabric.parsers.nccl_debug.hosts import (
     ofi_line,
     plugin_line,
 )
+from artifacts.fabric.parsers.nccl_debug.info_kinds import InfoKind, info_kind
 from artifacts.fabric.parsers.nccl_debug.model import (
     AlgoChoice,
     CollectiveCalls,
@@ -67,6 +68,8 @@ VERSION = 1
 MAX_EVENTS = 10_000
 MAX_ITEMS = 50_000
 MAX_ENV = 2_000
+# A memo's answer for a key it does not hold (None is an answer: "no kind").
+_UNSEEN = object()
 # Bounds on the block reading's memos (plain headers, lines that change nothing).
 MAX_MEMO = 4_096
 
@@ -158,7 +161,6 @@ _GDR = re.compile(
     r"GPU Direct RDMA (?P<state>Enabled|Disabled) for (?:GPU \S+ / )?HCA (?P<i>\d+)"
     r"(?: '(?P<name>[^']+)')?"
 )
-_ERROR_TRACE = re.compile(r"^[\w/.\-]+\.(?:cc|c|h|cu|cpp|hpp):\d+ -> \d+")
 _SOURCE = re.compile(r"[\w/.\-]+\.(?:cc|c|h|cu|cpp|hpp):\d+")
 
 _ALGO_NAMES = {
@@ -327,6 +329,8 @@ class _State:
         # block reading: a line's text up to its level word -> its plain header, or False
         self.plain_headers: dict[str, _Segment | Literal[False]] = {}
         self.inert_lines: set[str] = set()
+        # block reading: an INFO message's text after "NCCL INFO " -> its kind
+        self.info_kinds: dict[str, InfoKind | None] = {}
 
     # --- block level (issue 27) -------------------------------------------------------------
 
@@ -346,7 +350,8 @@ class _State:
         """
         headers = self.plain_headers
         inert = self.inert_lines
-        plain: list[_Segment] = []  # headers of the plain lines not yet counted
+        kinds = self.info_kinds
+        plain: list[str] = []  # hosts of the plain lines not yet counted
         calls: list[str] = []  # INFO messages of collective calls
         algos: list[str] = []  # INFO messages of algorithm choices
         for number, line in enumerate(lines, line_no):
@@ -358,9 +363,29 @@ class _State:
                 if head is None and line.find("NCCL ", at + 5) < 0:
                     head = self._plain_header(key)
                 if head and line.find("NCCL ", at + 5) < 0:
-                    plain.append(head)
-                    if head.level == "INFO":
-                        self._plain_info(head, line[at + 10 :], number, calls, algos)
+                    plain.append(head.host)
+                    if head.level != "INFO":
+                        continue  # TRACE and CALL: counted only
+                    # The INFO message, read as ``_info`` reads it. The two commonest of a
+                    # big log are collected, to be read in bulk; any other's kind is a
+                    # function of its text, remembered (``info_kind``).
+                    raw = line[at + 10 :]
+                    if " opCount " in raw:
+                        if " opCount " in (msg := raw.strip()):
+                            calls.append(msg)
+                            continue
+                    elif " Bytes -> Algo " in raw and " Bytes -> Algo " in (msg := raw.strip()):
+                        algos.append(msg)
+                        continue
+                    kind = kinds.get(raw, _UNSEEN)
+                    if kind is _UNSEEN:
+                        kind = info_kind(raw.strip())
+                        _remember(kinds, raw, kind)
+                    if kind is not None:
+                        seg = _Segment(
+                            head.host, head.pid, head.tid, head.dev, "INFO", head.mid, raw
+                        )
+                        self._read_info(kind, seg, raw, raw.strip(), number, None, None)  # type: ignore[arg-type]
                     continue
             # no completion is pending after a plain line: the line cannot continue one
             if plain or self.pending_completion is None:
@@ -406,30 +431,19 @@ class _State:
         _remember(self.plain_headers, key, head)
         return head
 
-    def _count_plain(self, heads: list[_Segment]) -> None:
-        """What ``feed`` counts for each plain line: the line, its host's lines, and that
-        it ends a wrapped completion."""
-        if heads:
+    def _count_plain(self, hosts: list[str]) -> None:
+        """What ``feed`` counts for each plain line (``hosts``: the host of each): the line,
+        its host's lines, and that it ends a wrapped completion."""
+        if hosts:
             self.pending_completion = None
-            self.nccl_lines += len(heads)
+            self.nccl_lines += len(hosts)
             lines = self.host_lines
-            for head, count in Counter(heads).items():
-                lines[head.host] = lines.get(head.host, 0) + count
-
-    def _plain_info(
-        self, head: _Segment, raw: str, line_no: int, calls: list[str], algos: list[str]
-    ) -> None:
-        """The INFO message of a plain header's line, as ``_info`` reads it; the two
-        commonest messages of a big log are only collected, to be read in bulk."""
-        if " opCount " in raw:
-            if " opCount " in (msg := raw.strip()):
-                calls.append(msg)
+            first = hosts[0]
+            if hosts.count(first) == len(hosts):  # the usual run: lines of one host
+                lines[first] = lines.get(first, 0) + len(hosts)
                 return
-        elif " Bytes -> Algo " in raw and " Bytes -> Algo " in (msg := raw.strip()):
-            algos.append(msg)
-            return
-        seg = _Segment(head.host, head.pid, head.tid, head.dev, "INFO", head.mid, raw)
-        self._info(seg, raw, line_no, None, None)
+            for host, count in Counter(hosts).items():
+                lines[host] = lines.get(host, 0) + count
 
     # --- line level -------------------------------------------------------------------------
 
@@ -615,38 +629,51 @@ class _State:
         self, seg: _Segment, raw: str, line_no: int, time: str | None, launcher: int | None
     ) -> None:
         msg = raw.strip()
-        if not msg:
-            return
-        head = msg[:12]
-        if " opCount " in msg:
+        kind = info_kind(msg)
+        if kind is not None:
+            self._read_info(kind, seg, raw, msg, line_no, time, launcher)
+
+    def _read_info(
+        self,
+        kind: InfoKind,
+        seg: _Segment,
+        raw: str,
+        msg: str,
+        line_no: int,
+        time: str | None,
+        launcher: int | None,
+    ) -> None:
+        """Read an INFO message (``msg``: ``raw`` stripped) as what ``info_kind`` says it is."""
+        if kind == "call":
             self._collective_call(msg)
-        elif " Bytes -> Algo " in msg:
+        elif kind == "algo":
             self._algo_choice(msg)
-        elif head.startswith(("Channel ", "Ring ")):
+        elif kind == "channel":
             self._channel_line(seg, msg)
-        elif head.startswith(("Trees", "Tree ")):
+        elif kind == "tree":
             self._tree_line(seg, msg)
-        elif "|" in msg:
+        elif kind == "tuning":
             self._tuning_row(seg, raw)
-        elif msg.startswith(("NET/", "Using network", "Bootstrap", "Initialized NET", "NET ")):
+        elif kind == "network":
             self._network(seg, msg)
-        elif "comm 0x" in msg:
+        elif kind == "comm":
             self._comm_line(seg, msg, line_no, time, launcher)
-        elif " version" in msg[:16] and self._version(seg.host, msg, line_no, at_start=True):
-            self.parts.setdefault("version", None)
-        elif msg.startswith("NCCL_"):
+        elif kind == "version":
+            if self._version(seg.host, msg, line_no, at_start=True):
+                self.parts.setdefault("version", None)
+        elif kind == "env":
             self._nccl_env(seg.host, msg)
-        elif msg.startswith("Init timings"):
+        elif kind == "init_timings":
             self._init_timings(seg, msg)
-        elif msg.startswith("cudaDriverVersion"):
+        elif kind == "cuda_driver":
             self._cuda_driver(seg.host, msg)
-        elif msg.startswith("Pattern "):
+        elif kind == "graph":
             self._graph(seg.host, msg)
-        elif msg.startswith(("Setting affinity", "Kernel version", "DMA-BUF", "NVLS multicast")):
+        elif kind == "host_detail":
             self._host_detail(seg, msg)
-        elif " coll channels, " in msg:
+        elif kind == "channel_counts":
             self._channel_counts(seg, msg)
-        elif _ERROR_TRACE.match(msg):
+        else:  # "error_trace"
             self.error_traces += 1
 
     def _version(self, host: str | None, msg: str, line_no: int, at_start: bool) -> bool:

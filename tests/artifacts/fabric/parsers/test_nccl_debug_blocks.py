@@ -156,3 +156,74 @@ def test_plain_lines_are_counted_per_host_and_collectives_in_bulk() -> None:
     assert result.stats["nccl_lines"] == 1 + 3000
     [calls] = result.collectives
     assert (calls.collective, calls.calls) == ("AllReduce", 1000)
+
+
+# The same INFO messages from two hosts and at two moments: the block reading remembers a
+# message's kind by its text (``info_kinds``), and what the message then says must still
+# depend on the line's host and thread and on what came before. Lines are long enough for
+# small blocks to cut them, and some end in CR or begin with a space.
+SAME_MESSAGES = (
+    # before its comm line: the timing names no comm of this thread yet, so it is dropped
+    b"gpu1:100:100 [0] NCCL INFO Init timings - ncclCommInitRank: rank 0 nranks 2 total 9.50\n"
+    b"gpu1:100:100 [0] NCCL INFO comm 0xa rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+    b"gpu2:200:200 [1] NCCL INFO comm 0xb rank 1 nranks 2 cudaDev 1 busId 2000 - Init COMPLETE\n"
+    b"gpu1:100:100 [0] NCCL INFO Init timings - ncclCommInitRank: rank 0 nranks 2 total 0.50\n"
+    b"gpu2:200:200 [1] NCCL INFO Init timings - ncclCommInitRank: rank 0 nranks 2 total 0.50\n"
+    b"gpu1:100:100 [0] NCCL INFO Ring 00 : 1 -> 0 -> 1\n"
+    b"gpu2:200:200 [1] NCCL INFO Ring 00 : 1 -> 0 -> 1\r\n"
+    b"gpu2:200:200 [1] NCCL INFO  Ring 00 : 1 -> 0 -> 1\n"
+    b"gpu1:100:100 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0/GDRDMA\n"
+    b"gpu2:200:200 [1] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0/GDRDMA\n"
+    b"gpu1:100:100 [0] NCCL INFO Using network IB\n"
+    b"gpu2:200:201 [1] NCCL INFO Using network IB\n"
+    b"gpu2:200:200 [1] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    b"gpu1:100:100 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    b"gpu1:100:100 [0] NCCL INFO Received and initiated operation=Init res=0\n"
+    b"gpu2:200:200 [1] NCCL INFO Received and initiated operation=Init res=0\n"
+    # a protocol row counts only after its thread's algorithm row; rows of another thread not
+    b"gpu1:100:100 [0] NCCL INFO   Protocol |  LL |   LL128 |  Simple |\n"
+    b"gpu1:100:100 [0] NCCL INFO  Algorithm |  Tree |  Ring |\n"
+    b"gpu1:100:100 [0] NCCL INFO   Protocol |  LL |   LL128 |  Simple |\n"
+    b"gpu1:100:100 [0] NCCL INFO  AllReduce |  4.4/ 1.0 |  8.2/ 2.0 | 10.1/ 3.0 |  4.4/ 1.1 |\n"
+    b"gpu2:200:200 [1] NCCL INFO  Algorithm |  Tree |  Ring |\n"
+    b"gpu2:200:200 [1] NCCL INFO   Protocol |  LL |   LL128 |  Simple |\n"
+    b"gpu2:200:200 [1] NCCL INFO  AllReduce |  9.9/ 9.0 |  9.9/ 9.0 |  9.9/ 9.0 |  9.9/ 9.0 |\n"
+    b"gpu1:100:100 [0] NCCL INFO 4 coll channels, 4 p2p channels, 2 p2p channels per peer\n"
+    b"gpu2:200:200 [1] NCCL INFO 4 coll channels, 4 p2p channels, 2 p2p channels per peer\n"
+    b"gpu2:200:200 [1] NCCL INFO misc/socket.cc:1 -> 3\n"
+    b"gpu1:100:100 [0] NCCL INFO misc/socket.cc:1 -> 3\n"
+)
+
+
+@pytest.mark.parametrize("block_bytes", [40, 97, 1 << 20])
+@pytest.mark.parametrize("memo", [1, 2, 4096])
+def test_remembered_messages_are_read_by_their_host_and_thread(
+    block_bytes: int, memo: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(nccl_debug, "MAX_MEMO", memo)
+    data = SAME_MESSAGES * 3
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    by_host = {r.host: r for r in result.ranks}
+    assert by_host["gpu1"].init_seconds == 0.5  # the later timing, the earlier one dropped
+    assert by_host["gpu2"].init_seconds is None  # rank 0 is not gpu2's rank
+    assert by_host["gpu1"].channels == by_host["gpu2"].channels == {
+        "coll": 4, "p2p": 4, "p2p_per_peer": 2
+    }  # fmt: skip
+    assert sorted((n.host, n.comm) for n in result.ring_neighbors) == [
+        ("gpu1", "0xa"),
+        ("gpu2", "0xb"),
+    ]
+    assert sorted(p.host for p in result.paths) == ["gpu1", "gpu2"]
+    assert [h.transports for h in result.hosts] == [("IB",), ("IB",)]
+    assert sorted(v.host for v in result.versions) == ["gpu1", "gpu2"]
+    # the table of the first thread that printed one (gpu1's, not gpu2's), read up to its
+    # last protocol column
+    assert {(t.algorithm, t.protocol, t.latency_us) for t in result.tuning_model} == {
+        ("TREE", "LL", 4.4),
+        ("TREE", "LL128", 8.2),
+        ("TREE", "SIMPLE", 10.1),
+    }
+    assert result.stats["error_traces"] == 6
+    assert result.stats["nccl_lines"] == 3 * SAME_MESSAGES.count(b"\n")
