@@ -18,7 +18,7 @@ import dataclasses
 import re
 from typing import Any, BinaryIO, ClassVar
 
-from artifacts.fabric.parsers.dmesg import blocks
+from artifacts.fabric.parsers.dmesg import blocks, events
 from artifacts.fabric.parsers.dmesg.stamps import Stamp, split_stamp
 from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks
 from artifacts.parsers.base import ParseError, ParseResult
@@ -33,15 +33,6 @@ MAX_JOINED = 40
 _KEPT_DETAILS = frozenset(
     {"uptime_s", "delta_s", "uuid", "more", "repeats"}
 )  # NVRM lines joined to one event (an Xid 119's RPC history is ~20)
-_XID = re.compile(
-    r"NVRM: Xid \((?:PCI:)?(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)\): "
-    r"(?P<code>\d+),\s*(?P<rest>.*)$"
-)
-_SXID = re.compile(
-    r"(?P<dev>nvidia-nvswitch\d+): SXid \((?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)\): (?P<code>\d+),"
-    r"\s*(?P<rest>.*)$"
-)
-_PID = re.compile(r"^pid=(?P<pid>\d+|'<unknown>'), name=(?P<name>[^,]*),\s*(?P<msg>.*)$")
 _GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F\-]+)")
 _SERIAL = re.compile(r"NVRM: GPU Board Serial Number: (?P<serial>\S+)")
 # "NVIDIA UNIX x86_64 Kernel Module  535.104.05" (proprietary) or "NVIDIA UNIX Open Kernel
@@ -49,56 +40,6 @@ _SERIAL = re.compile(r"NVRM: GPU Board Serial Number: (?P<serial>\S+)")
 _DRIVER = re.compile(
     r"NVRM: loading NVIDIA UNIX (?:Open Kernel Module for [\w\-]+|[\w\-]+ Kernel Module)"
     r"\s+(?P<v>\d+\.\d+(?:\.\d+)?)"
-)
-_NVRM = re.compile(r"NVRM: (?P<msg>\S.*?)\s*$")
-_NVRM_DEVICE = re.compile(
-    r"(?:PCI:|GPU )(?P<pci>[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
-)
-_API_MISMATCH = re.compile(
-    r"API mismatch: the client has the version (?P<client>\d+(?:\.\d+)+), but\s+(?:NVRM: )?"
-    r"this kernel module has the version (?P<kernel>\d+(?:\.\d+)+)"
-)
-# what an NVRM message without an Xid says, by its words (details.what)
-_NVRM_KINDS = (
-    ("api_mismatch", re.compile(r"API mismatch")),
-    ("rm_init_failed", re.compile(r"RmInitAdapter failed|rm_init_adapter failed")),
-    ("os_schedule", re.compile(r"os_schedule")),
-    ("gsp_timeout", re.compile(r"GSP.*(?:timeout|Timeout)|Timeout.*GSP")),
-    ("probe_failed", re.compile(r"probe of \S+ failed|failed to (?:enable|allocate|map)", re.I)),
-    ("ecc", re.compile(r"\bECC\b|row remap", re.I)),
-)
-_OFF_BUS = re.compile(r"NVRM: GPU (?:at )?(?:PCI:)?(?P<pci>[0-9a-fA-F:.]+)?.*fallen off the bus")
-_AER = re.compile(
-    r"(?P<dev>\d{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d).*?(?:AER: (?P<kind>Corrected|Uncorrected|Multiple"
-    r"[^:]*) error|PCIe Bus Error: severity=(?P<sev>[\w ]+?)(?:,|$))",
-    re.IGNORECASE,
-)
-_MLX_LINK = re.compile(
-    r"mlx5_core (?P<pci>\d{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d) (?P<dev>\S+): Link (?P<state>up|down)",
-    re.IGNORECASE,
-)
-_OOM = re.compile(r"Out of memory: Killed process (?P<pid>\d+) \((?P<name>[^)]*)\)")
-# pcie_print_link_status(): "<driver> <bdf>: 63.008 Gb/s available PCIe bandwidth, limited by
-# 8.0 GT/s PCIe x8 link at 0000:3a:00.0 (capable of 252.048 Gb/s with 16.0 GT/s PCIe x16 link)"
-_PCIE_LINK = re.compile(
-    r"(?:(?P<driver>[\w\-]+) )?(?P<dev>[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.\d): "
-    r"(?P<gbps>[\d.]+) Gb/s available PCIe bandwidth"
-    r"(?:, limited by (?P<lspeed>[\d.]+ GT/s) PCIe x(?P<lwidth>\d+) link at (?P<at>[0-9a-f:.]+)"
-    r" \(capable of (?P<cgbps>[\d.]+) Gb/s with (?P<cspeed>[\d.]+ GT/s)"
-    r" PCIe x(?P<cwidth>\d+) link\)"
-    r"| \((?P<speed>[\d.]+ GT/s) PCIe x(?P<width>\d+) link\))",
-    re.IGNORECASE,
-)
-_MCE = re.compile(r"mce: \[Hardware Error\]:\s*(?P<msg>.*)$")
-_EDAC = re.compile(r"EDAC (?P<mc>MC\d+|\w+): (?P<count>\d+) (?P<kind>CE|UE) (?P<msg>.*)$")
-_SOFT_LOCKUP = re.compile(
-    r"soft lockup - CPU#(?P<cpu>\d+) stuck for (?P<secs>\d+)s! \[(?P<name>.+):(?P<pid>\d+)\]"
-)
-_HUNG_TASK = re.compile(
-    r"INFO: task (?P<name>.+):(?P<pid>\d+) blocked for more than (?P<secs>\d+) seconds"
-)
-_TX_TIMEOUT = re.compile(
-    r"NETDEV WATCHDOG: (?P<dev>\S+) \((?P<driver>[^)]+)\): transmit queue (?P<queue>\d+) timed out"
 )
 _KERNEL = re.compile(r"Linux version (?P<v>\S+)|Tainted: [A-Z ]+\s+(?P<t>\d+\.\d+\.\d+\S*)")
 _HARDWARE = re.compile(r"Hardware name: (?P<hw>.+?)\s*$")
@@ -213,7 +154,7 @@ class _State:
         self.last_stamp: tuple[str, Stamp | None] = ("", None)
         # what _stamp_run reads in a line's text after its stamp (_body), per text
         self.bodies: dict[str, tuple[str | None, ...]] = {}
-        self.event_of: dict[str, Any] = {}  # _event per text (_State._event)
+        self.event_of: dict[str, Any] = {}  # events.event per text (_event)
 
     def feed_block(self, text: str, line_no: int) -> int:
         """Whole lines (each ends in "\\n"), numbered after ``line_no``: a line with a SLOW
@@ -298,7 +239,7 @@ class _State:
         if stamp.host:
             self.hosts.setdefault(stamp.host, None)
         body = stamp.message
-        found = _NVRM.search(body)
+        found = events.NVRM.search(body)
         if self._nvrm_joined(stamp, body, found):
             return
         if found is None:  # "NVRM:" then spaces: no message, no event
@@ -312,7 +253,7 @@ class _State:
             self.dropped += 1
             made = None
         else:
-            made = self._add(stamp, line_no, body, ("nvrm", _nvrm_details(found["msg"])))
+            made = self._add(stamp, line_no, body, ("nvrm", events.nvrm_details(found["msg"])))
         self.previous = (stamp, body, made, line_no)
 
     def _stamp_run(self, text: str, start: int, limit: int, line_no: int) -> tuple[int, int]:
@@ -355,7 +296,7 @@ class _State:
                 if len(more) < MAX_JOINED:
                     more.append(joined_text)
                 mismatch = made["kind"] == "nvrm" and "mismatch" in made["text"]
-                if mismatch and (m := _API_MISMATCH.search(made["text"] + " " + body)):
+                if mismatch and (m := events.API_MISMATCH.search(made["text"] + " " + body)):
                     details.update(client_version=m["client"], kernel_version=m["kernel"])
                 continue
             if msg is None:
@@ -367,7 +308,7 @@ class _State:
                 self.dropped += 1
                 made = None
             else:
-                made = self._add(stamp, line_no, body, ("nvrm", _nvrm_details(msg)))
+                made = self._add(stamp, line_no, body, ("nvrm", events.nvrm_details(msg)))
             previous = (stamp, body, made, line_no)
             self.previous = previous
             joinable = made is not None and self._joinable(stamp)
@@ -418,7 +359,7 @@ class _State:
             more.append(body.split("NVRM:", 1)[1].strip()[:500])
         # the line holds no "mismatch": the pattern can only match when the event's does
         mismatch = made["kind"] == "nvrm" and "mismatch" in made["text"]
-        if mismatch and (m := _API_MISMATCH.search(made["text"] + " " + body)):
+        if mismatch and (m := events.API_MISMATCH.search(made["text"] + " " + body)):
             made["details"].update(client_version=m["client"], kernel_version=m["kernel"])
         return True
 
@@ -447,8 +388,8 @@ class _State:
             self.previous = (stamp, body, None, line_no)
             return
         if "GPU at" in body and (m := _GPU_AT.search(body)):
-            self.gpus.setdefault(_pci(m["pci"]), m["uuid"])
-            self.last_gpu = _pci(m["pci"])
+            self.gpus.setdefault(events.pci(m["pci"]), m["uuid"])
+            self.last_gpu = events.pci(m["pci"])
             self.previous = (stamp, body, None, line_no)
             return
         event = self._event(body)
@@ -459,7 +400,7 @@ class _State:
 
     def _facts(self, body: str) -> bool:
         """Read the facts a line states; True when the line is only that (no event)."""
-        if "PCIe bandwidth" in body and (m := _PCIE_LINK.search(body)):
+        if "PCIe bandwidth" in body and (m := events.PCIE_LINK.search(body)):
             self._pcie_link(m)
         # each search only where its words are: most kernel lines hold none of these facts
         kernel = "version" in body or "Tainted" in body
@@ -493,19 +434,19 @@ class _State:
         self.pcie_links[m["dev"]] = link
 
     def _event(self, body: str) -> tuple[str, dict[str, Any]] | None:
-        """``_event(body)``, kept per text (an Xid storm repeats its lines): a copy of the
+        """``events.event(body)``, kept per text (an Xid storm repeats its lines): a copy of the
         details, which the event they go to gathers into."""
         known = self.event_of.get(body, _UNSEEN)
         if known is _UNSEEN:
             if len(self.event_of) >= _MEMO_BODIES:  # memory stays flat on new texts
                 self.event_of.clear()
-            known = self.event_of[body] = _event(body)
+            known = self.event_of[body] = events.event(body)
         return None if known is None else (known[0], dict(known[1]))
 
     def _joined(self, stamp: Stamp, body: str, own: tuple[str, dict[str, Any]] | None) -> bool:
         """An NVRM line right after an NVRM event, at the same time, belongs to it (the GSP
         RPC history under an Xid 119, the second line of an API mismatch). ``own``: the
-        line's own event (``_event(body)``)."""
+        line's own event (``events.event(body)``)."""
         if self.previous is None or "NVRM:" not in body:
             return False
         before, _, made, _ = self.previous
@@ -519,7 +460,7 @@ class _State:
         more = made["details"].setdefault("more", [])
         if len(more) < MAX_JOINED:
             more.append(body.split("NVRM:", 1)[1].strip()[:500])
-        if made["kind"] == "nvrm" and (m := _API_MISMATCH.search(made["text"] + " " + body)):
+        if made["kind"] == "nvrm" and (m := events.API_MISMATCH.search(made["text"] + " " + body)):
             made["details"].update(client_version=m["client"], kernel_version=m["kernel"])
         return True
 
@@ -532,12 +473,12 @@ class _State:
         if made is not None:
             made["text"] = (made["text"] + " " + text)[:2000]
             # read again as a whole: a cut "pid=..., name=..." or "fallen off / the bus"
-            if again := _event(made["text"]):
+            if again := events.event(made["text"]):
                 kept = {k: v for k, v in made["details"].items() if k in _KEPT_DETAILS}
                 made["kind"], made["details"] = again[0], {**again[1], **kept}
             self.previous = (stamp, joined, made, line_no)
             return
-        event = _event(joined)  # the message's words were cut: "fallen off" / "the bus."
+        event = events.event(joined)  # the message's words were cut: "fallen off" / "the bus."
         if event is not None:
             made = self._add(stamp, line_no, joined, event)
         self.previous = (stamp, joined, made, line_no)
@@ -570,15 +511,13 @@ class _State:
     def result(self, warnings: list[str]) -> DmesgResult:
         if self.dropped:
             warnings.append(f"{self.dropped} event(s) beyond {MAX_EVENTS} were not kept")
-        events = []
+        kept = []
         for e in self.events:
             details = e["details"]
             # a UUID printed after the Xid line still names the GPU
             if e["kind"] == "xid" and "uuid" not in details and details["device"] in self.gpus:
                 details = {**details, "uuid": self.gpus[details["device"]]}
-            events.append(
-                KernelEvent(e["kind"], e["time"], e["host"], e["line"], e["text"], details)
-            )
+            kept.append(KernelEvent(e["kind"], e["time"], e["host"], e["line"], e["text"], details))
         return DmesgResult(
             hosts=tuple(self.hosts),
             kernel_version=self.kernel_version,
@@ -586,83 +525,13 @@ class _State:
             gpus=tuple(
                 GpuIdentity(pci, uuid, self.serials.get(pci)) for pci, uuid in self.gpus.items()
             ),
-            events=tuple(events),
+            events=tuple(kept),
             stats={"lines": self.lines, "kernel_lines": self.kernel_lines},
             driver_version=self.driver_version,
             pcie_links=tuple(self.pcie_links.values()),
             parts=tuple(self.parts),
             warnings=tuple(warnings),
         )
-
-
-def _event(body: str) -> tuple[str, dict[str, Any]] | None:
-    # each pattern only where its words are: most kernel lines name none of them
-    if "NVRM" in body or "fallen off" in body:
-        return _nvrm_event(body)
-    if "SXid" in body and (m := _SXID.search(body)):
-        return "sxid", {
-            "sxid": int(m["code"]),
-            "device": m["dev"],
-            "pci": _pci(m["pci"]),
-            "message": m["rest"].strip()[:500],
-        }
-    if "mlx5_core" in body and (m := _MLX_LINK.search(body)):
-        return "nic_link", {"device": m["dev"].rstrip(":"), "pci": m["pci"], "state": m["state"]}
-    if ("AER" in body or "PCIe Bus Error" in body) and (m := _AER.search(body)):
-        severity = (m["kind"] or m["sev"] or "").strip()
-        return "pcie_aer", {"device": m["dev"], "severity": severity}
-    if "Out of memory" in body and (m := _OOM.search(body)):
-        return "oom_kill", {"pid": int(m["pid"]), "process": m["name"]}
-    return _host_event(body)
-
-
-def _host_event(body: str) -> tuple[str, dict[str, Any]] | None:
-    """CPU, memory and NIC trouble a GPU job feels: machine checks, ECC, stalls, TX timeouts,
-    and PCIe links trained below what the device can do."""
-    if "PCIe bandwidth, limited by" in body and (m := _PCIE_LINK.search(body)):
-        return "pcie_link_limited", {
-            "device": m["dev"], "driver": m["driver"], "available_gbps": float(m["gbps"]),
-            "speed": m["lspeed"], "width": int(m["lwidth"]), "limited_at": m["at"],
-            "capable_gbps": float(m["cgbps"]), "capable_speed": m["cspeed"],
-            "capable_width": int(m["cwidth"]),
-        }  # fmt: skip
-    if "Hardware Error" in body and (m := _MCE.search(body)):
-        return "hardware_error", {"source": "mce", "message": m["msg"].strip()[:500]}
-    if "EDAC" in body and (m := _EDAC.search(body)):
-        return "hardware_error", {
-            "source": "edac", "controller": m["mc"], "count": int(m["count"]),
-            "corrected": m["kind"] == "CE", "message": m["msg"].strip()[:500],
-        }  # fmt: skip
-    if "soft lockup" in body and (m := _SOFT_LOCKUP.search(body)):
-        return "cpu_stall", {"what": "soft_lockup", "cpu": int(m["cpu"]),
-                             "seconds": int(m["secs"]), "process": m["name"],
-                             "pid": int(m["pid"])}  # fmt: skip
-    if "blocked for more than" in body and (m := _HUNG_TASK.search(body)):
-        return "cpu_stall", {"what": "hung_task", "seconds": int(m["secs"]),
-                             "process": m["name"], "pid": int(m["pid"])}  # fmt: skip
-    if "NETDEV WATCHDOG" in body and (m := _TX_TIMEOUT.search(body)):
-        return "nic_tx_timeout", {"device": m["dev"], "driver": m["driver"],
-                                  "queue": int(m["queue"])}  # fmt: skip
-    return None
-
-
-def _nvrm_event(body: str) -> tuple[str, dict[str, Any]] | None:
-    # each pattern only where its literal words are (most NVRM lines are neither)
-    if "Xid" in body and (m := _XID.search(body)):
-        details: dict[str, Any] = {"xid": int(m["code"]), "device": _pci(m["pci"])}
-        rest = m["rest"]
-        if p := _PID.match(rest):
-            if p["pid"].isdigit():
-                details["pid"] = int(p["pid"])
-            details["process"] = p["name"]
-            rest = p["msg"]
-        details["message"] = rest.strip()[:500]
-        return "xid", details
-    if "fallen off the bus" in body and (m := _OFF_BUS.search(body)):
-        return "gpu_off_bus", {"device": _pci(m["pci"]) if m["pci"] else None}
-    if m := _NVRM.search(body):
-        return "nvrm", _nvrm_details(m["msg"])
-    return None
 
 
 _MEMO_BODIES = 4096
@@ -679,7 +548,7 @@ def _body(body: str) -> tuple[str | None, ...]:
         return _ODD
     if "NVRM:" not in body:
         return _PLAIN
-    found = _NVRM.search(body)
+    found = events.NVRM.search(body)
     msg = found["msg"] if found is not None else None
     joined = body.split("NVRM:", 1)[1].strip()[:500]
     return (msg, msg[:500] if msg is not None else None, joined)
@@ -700,21 +569,3 @@ def _same_moment(a: Stamp, b: Stamp) -> bool:
     if a.time is not None and b.time is not None:
         return a.time[:19] == b.time[:19]
     return b.delta_s is None or b.delta_s < 1.0
-
-
-def _nvrm_details(message: str) -> dict[str, Any]:
-    device = _NVRM_DEVICE.search(message)
-    what = next((name for name, pattern in _NVRM_KINDS if pattern.search(message)), "other")
-    details: dict[str, Any] = {
-        "what": what,
-        "device": _pci(device["pci"]) if device else None,
-        "message": message[:500],
-    }
-    if m := _API_MISMATCH.search(message):
-        details.update(client_version=m["client"], kernel_version=m["kernel"])
-    return details
-
-
-def _pci(text: str) -> str:
-    """NVRM prints 'PCI:0000:9b:00' (no function): keep it as printed, lower-case."""
-    return text.lower().rstrip(":")
