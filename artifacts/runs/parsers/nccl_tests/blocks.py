@@ -50,6 +50,17 @@ QUIET_DEBUG_RE = re.compile(
 # Consecutive device lines ("#  Rank  3 Group  0 Pid 123 on host device  3 [0x..] GPU").
 _RANK_LINE = rb"\n[ \t]*#[ \t]*Rank[ \t][^\n]*"
 RANK_RUN_RE = re.compile(_RANK_LINE + rb"(?:" + _RANK_LINE + rb")*(?=\n)")  # "\n" first: fast
+# Consecutive lines starting with a digit after spaces: maybe result rows (text._feed_rows).
+ROW_RUN_RE = re.compile(rb"(?:\n[ \t]*[0-9][^\n]*)+(?=\n)")
+# Whole lines, each a row that text._ROW_RE reads and whose tokens, joined by spaces,
+# lines.MODERN_ROW_RE reads: its pattern with ASCII classes for \d, \w, \S and \s (a line
+# with anything else goes line by line).
+_TODAYS_ROW = (
+    rb"[ \t]*[0-9]+[ \t]+[0-9]+[ \t]+(?:float|double|half|bfloat16|int8|uint8|int32|uint32|"
+    rb"int64|uint64|fp8_e4m3|fp8_e5m2|f8e4m3|f8e5m2)[ \t]+[A-Za-z0-9_]+[ \t]+-?[0-9]+"
+    rb"(?:[ \t]+[!-~]+){8}[ \t]*\n"
+)
+TODAYS_ROWS_RE = re.compile(rb"(?:" + _TODAYS_ROW + rb")+")
 
 
 def iter_pieces(stream: BinaryIO, collector: Collector) -> Iterator[bytes | str]:

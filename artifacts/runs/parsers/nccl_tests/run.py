@@ -170,6 +170,10 @@ class Collector:
             self.open.append(run)
         return run
 
+    def full(self) -> bool:
+        """No run can be added any more (``new_run`` gives None from now on)."""
+        return len(self.runs) >= MAX_RUNS
+
     def add_echo(self, name: str, value: str) -> None:
         """An NCCL environment echo belongs to the runs being printed (their NCCL init)."""
         targets = self.open or []
@@ -195,6 +199,14 @@ class Collector:
             return False
         self.rows_total += 1
         return True
+
+    def rows_allowed(self, count: int) -> int:
+        """``row_allowed`` for ``count`` rows at once: how many of them (the first ones) are
+        kept, the others counted as dropped."""
+        kept = max(0, min(count, MAX_ROWS - self.rows_total))
+        self.rows_total += kept
+        self.rows_dropped += count - kept
+        return kept
 
     def append_row(self, run: RunBuilder, row: NcclRow) -> None:
         if self.row_allowed():

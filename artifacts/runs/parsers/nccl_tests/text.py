@@ -18,7 +18,12 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from artifacts.runs.parsers.nccl_tests import env
-from artifacts.runs.parsers.nccl_tests.blocks import QUIET_DEBUG_RE, RANK_RUN_RE
+from artifacts.runs.parsers.nccl_tests.blocks import (
+    QUIET_DEBUG_RE,
+    RANK_RUN_RE,
+    ROW_RUN_RE,
+    TODAYS_ROWS_RE,
+)
 from artifacts.runs.parsers.nccl_tests.lines import (
     DEBUG_TAIL_RE,
     HOST_CHARS,
@@ -27,6 +32,7 @@ from artifacts.runs.parsers.nccl_tests.lines import (
     strip_prefixes,
 )
 from artifacts.runs.parsers.nccl_tests.model import NcclRank
+from artifacts.runs.parsers.nccl_tests.rows import RowPlans
 from artifacts.runs.parsers.nccl_tests.run import (
     MAX_PID_VERSIONS,
     MAX_RANKS_PER_RUN,
@@ -45,6 +51,8 @@ MAX_RANKS_SEEN = 100_000  # distinct rank lines remembered; later ones are built
 # each), forgotten all at once past these bounds.
 MAX_RANK_BLOCKS = 256
 MAX_RANK_BLOCK_BYTES = 8 << 20  # of the remembered lists' lines together
+MAX_LAYOUTS = 256  # column header lines remembered with their layout
+MAX_LAYOUT_TEXT = 4096  # longer header lines are read each time
 
 _RANK_RE = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
@@ -138,6 +146,9 @@ class TextReader:
         # it is not a device line after all (it then goes line by line).
         self.rank_blocks: dict[bytes, _RankBlock | None] = {}
         self.rank_block_bytes = 0
+        self.row_plans = RowPlans()
+        # The layout of each column header line seen (a log of many runs prints the same few).
+        self.layouts: dict[str, Layout | None] = {}
         self.lineno = 0
         self.last_preamble_line = -(10**9)
 
@@ -163,10 +174,52 @@ class TextReader:
         done = 1
         if b"Rank" in block:
             for ranks in RANK_RUN_RE.finditer(text):
-                self._feed_lines(text[done : ranks.start() + 1])
+                self._feed_output(text, done, ranks.start() + 1)
                 done = ranks.end() + 1
                 self._feed_ranks(text[ranks.start() + 1 : done])
-        self._feed_lines(text[done:])
+        self._feed_output(text, done, len(text))
+
+    def _feed_output(self, text: bytes, start: int, end: int) -> None:
+        """The lines of ``text[start:end]`` (whole lines, a newline before the first), each
+        run of lines starting with a digit offered to ``_feed_rows``."""
+        for rows in ROW_RUN_RE.finditer(text, start - 1, end):
+            self._feed_lines(text[start : rows.start() + 1])
+            start = rows.end() + 1
+            self._feed_rows(text[rows.start() + 1 : start])
+        self._feed_lines(text[start:end])
+
+    def _feed_rows(self, chunk: bytes) -> None:
+        """Lines that may all be result rows of the one table being printed: read by that
+        layout's RowPlan in one step, and added as ``_on_row`` adds them one by one."""
+        collector = self.collector
+        if self.pending_fragment or self.continuation or b"NCCL " in chunk or b"(), " in chunk:
+            self._feed_lines(chunk)
+            return
+        candidates = [r for r in collector.open if r.layout is not None and not r.footer]
+        if not candidates and collector.full() and TODAYS_ROWS_RE.fullmatch(chunk):
+            # Past the run limit, rows of today's layout outside a table each close the open
+            # runs and count a dropped run (_on_row): counted here, all at once.
+            self.lineno += chunk.count(b"\n")
+            collector.close_all()
+            collector.runs_dropped += chunk.count(b"\n")
+            return
+        if len(candidates) != 1:  # none (a fragment) or interleaved tables: row by row
+            self._feed_lines(chunk)
+            return
+        target = candidates[0]
+        assert target.layout is not None
+        plan = self.row_plans.get(target.layout)
+        rows = plan.read(chunk.decode("utf-8")) if plan is not None else None
+        if rows is None:
+            self._feed_lines(chunk)
+            return
+        self.lineno += len(rows)
+        kept = rows[: collector.rows_allowed(len(rows))]
+        if kept:
+            # Every row a plan reads has both halves or only its one group: none is counted
+            # in ``in_place_only_rows``.
+            target.rows.extend(kept)
+            target.last_size = kept[-1].size_bytes
 
     def _feed_lines(self, chunk: bytes) -> None:
         for line in chunk.decode("utf-8").split("\n")[:-1]:
@@ -208,6 +261,12 @@ class TextReader:
             return
         self.lineno += len(block.ranks)
         candidates = self._table_runs()
+        if not candidates and self.collector.full():
+            # Past the run limit each device line opens nothing: _place_rank closes the open
+            # runs and counts a dropped run, line after line.
+            self.collector.close_all()
+            self.collector.runs_dropped += len(block.ranks)
+            return
         if len(candidates) != 1:
             for rank, pid in zip(block.ranks, block.rank_pids, strict=True):
                 self._place_rank(rank, pid)
@@ -446,6 +505,9 @@ class TextReader:
 
     def _on_preamble(self, level: int, apply: Callable[[RunBuilder], None]) -> None:
         collector = self.collector
+        if not collector.open and collector.full():
+            collector.runs_dropped += 1  # what the lines below come to: no run to write to
+            return
         # Runs that printed only their preamble, the last of it a moment ago, form a group of
         # processes starting at once (each printing its own parameter line).
         recent = (
@@ -505,7 +567,13 @@ class TextReader:
             opened[-1].elided = True
 
     def _on_header(self, text: str) -> None:
-        layout = Layout.from_header(text)
+        layout = self.layouts.get(text, False)
+        if layout is False:
+            layout = Layout.from_header(text)
+            if len(text) <= MAX_LAYOUT_TEXT:
+                if len(self.layouts) >= MAX_LAYOUTS:
+                    self.layouts.clear()
+                self.layouts[text] = layout
         if layout is None:
             return
         opened = self.collector.open
