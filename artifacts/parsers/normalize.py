@@ -149,6 +149,7 @@ def _bash_style(line: str) -> str:
 # Both print the tag right before the program's text, without a space of their own.
 _OPENMPI = r"\s*\[\d+,\d+\]<(?:stdout|stderr)>:"
 _TORCHRUN = r"\[(?:rank|default)\d+\]:"
+_TAG_MARKS = ("]<std", "[rank", "[default")  # what a line holding one of them holds
 # Both tags may stand in front of each other (torchrun under mpirun): all are stripped.
 _ALWAYS = re.compile(rf"^(?:{_OPENMPI}|{_TORCHRUN})+")
 
@@ -456,8 +457,13 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
     own = _NCCL_START.match(line)
     if own and line.count("NCCL") < 2 and "]<std" not in line and "[rank" not in line:
         return [line]  # one header, its own: nothing glued (most lines; checked cheaply)
+    after = own.end() if own else 1
+    if line.find(_HEADER_END, after) < 0 and not any(tag in line for tag in _TAG_MARKS):
+        # no header after its own (every header ends in "] NCCL ") and no launcher tag:
+        # nothing to cut, and no pattern search along a long line
+        return [line]
     cuts = []
-    for match in _NCCL_START.finditer(line, own.end() if own else 1):
+    for match in _NCCL_START.finditer(line, after):
         host = match.group("host")
         # The header's host may have swallowed the end of the text before it
         # ("...P2P/CUMEM/readgpu07:1:1 [0] NCCL"): cut before the known host it ends with.
@@ -776,17 +782,44 @@ class CleanStream(io.RawIOBase):
                 text, self._bom = text.removeprefix("\ufeff"), False
             self._pending += text
             self._eof = not chunk
-        lines = self._pending.split("\n")
-        self._pending = "" if self._eof else lines.pop()
-        if len(self._pending) > self._max:  # a line without end: emit it cut, keep going
-            lines.append(self._pending[: self._max])
-            self._pending = ""
+        if self._eof:
+            whole, self._pending = self._pending, ""
+        else:
+            cut = self._pending.rfind("\n") + 1
+            whole, self._pending = self._pending[:cut], self._pending[cut:]
+            if len(self._pending) > self._max:  # a line without end: emit it cut, keep going
+                whole += self._pending[: self._max] + "\n"
+                self._pending = ""
+        runs = _runs(whole, self._view) if not self._view.layers and not self._view.part else None
+        if runs is None:
+            self._out += self._clean_lines(whole)
+            return
+        out = []
+        for kept, lines, pieces in runs:
+            if pieces is None:  # lines cleaning leaves as they are: copied at once
+                self.line_map.add(self._clean + 1, self._original + 1)
+                self._original += lines
+                self._clean += lines
+                self._numbered += lines
+                out.append(kept)
+            else:
+                self._original += 1
+                for piece in pieces:
+                    self._numbered += 1
+                    self._clean += 1
+                    self.line_map.add(self._clean, self._original)
+                    out.append(f"{piece}\n")
+        self._out += "".join(out).encode("utf-8")
+
+    def _clean_lines(self, whole: str) -> bytes:
+        """Line by line: layers, a transcript's part, or too many lines to clean."""
+        lines = whole.split("\n")
+        if not lines[-1]:
+            lines.pop()  # the empty string after the final newline is no line
         out = []
         part = self._view.part
         for line in lines:
             self._original += 1
-            if self._eof and not line and line is lines[-1]:
-                break  # the empty string after the final newline is no line
             for piece in _pieces(line.rstrip("\r"), self._view):
                 self._numbered += 1
                 if part and not part.start <= self._numbered <= part.end:
@@ -794,7 +827,7 @@ class CleanStream(io.RawIOBase):
                 self._clean += 1
                 self.line_map.add(self._clean, self._original)
                 out.append(piece)
-        self._out += ("".join(f"{line}\n" for line in out)).encode("utf-8")
+        return "".join(f"{line}\n" for line in out).encode("utf-8")
 
 
 def _pieces(line: str, view: View) -> Iterable[str]:
@@ -833,13 +866,17 @@ def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> byte
 
 
 # What a line holds when cleaning may change it, for a view without layers: a colour code, a
-# carriage return, a fence, another shell's prompt (rewritten the bash way); with hosts, what
-# a glued NCCL line holds; for a prompted document, any prompt. Every other line is its own
-# clean line. srun's lines and launcher tags (at a line's start) are looked for apart.
+# carriage return, a fence, another shell's prompt (rewritten the bash way); for a prompted
+# document, any prompt. Every other line is its own clean line. srun's lines and launcher
+# tags (at a line's start, or glued into an NCCL line) are looked for apart, and so are the
+# NCCL lines with another process's header glued in (``_glued_lines``).
 _CHANGED = ("\x1b", "\r", "```", "~~~", "% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
-_CHANGED_GLUED = ("NCCL", "]<std", "[rank")
 _CHANGED_PROMPTED = ("$", "#")
-_LINE_STARTS = ("srun: ", "]<std", "[rank", "[default")
+_LINE_STARTS = ("srun: ", *_TAG_MARKS)
+# An NCCL line's own header at its start (``_NCCL_START`` at every line start). A header
+# glued into a line (what ``_split_glued`` cuts before) holds "] NCCL " like every header.
+_OWN_HEADER = re.compile(r"(?m)^[A-Za-z0-9][\w.\-]*:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
+_HEADER_END = "] NCCL "
 
 
 def _changed_lines(text: str, view: View) -> list[int] | None:
@@ -848,13 +885,9 @@ def _changed_lines(text: str, view: View) -> list[int] | None:
     lines are too many to be worth it."""
     if any(mark in text for mark in _LINE_STARTS):
         return None
-    marks = (
-        _CHANGED
-        + (_CHANGED_GLUED if view.hosts else ())
-        + (_CHANGED_PROMPTED if view.document else ())
-    )
+    marks = _CHANGED + (_CHANGED_PROMPTED if view.document else ())
     starts: set[int] = set()
-    limit = text.count("\n", 0, 64 * 1024) // 4 + 16  # a quarter of the lines, about
+    limit = text.count("\n") // 4 + 16  # a quarter of the lines
     for mark in marks:
         at = text.find(mark)
         while at >= 0:
@@ -863,32 +896,78 @@ def _changed_lines(text: str, view: View) -> list[int] | None:
                 return None
             end = text.find("\n", at)
             at = text.find(mark, end + 1) if end >= 0 else -1
+    if view.hosts:
+        # in pieces of about 16 KiB: a glued line costs searches over its piece, not the text
+        at = 0
+        while at < len(text):
+            end = text.find("\n", at + 16 * 1024) + 1 or len(text)
+            if not _glued_lines(text, at, end, starts, limit):
+                return None
+            at = end
     return sorted(starts)
+
+
+def _glued_lines(text: str, start: int, end: int, starts: set[int], limit: int) -> bool:
+    """Add to ``starts`` the lines of ``text[start:end]`` (whole lines) that may hold another
+    process's NCCL header after their own; False when they are more than ``limit``.
+
+    Where every "] NCCL " ends a header at a line's start (two searches in C agree), no
+    header stands anywhere else, and ``_split_glued`` leaves every line whole. Where they
+    differ, the range is halved until the lines that differ are found: a clean 256 KiB of a
+    log costs two searches, each glued line a few more."""
+    ends = text.count(_HEADER_END, start, end)
+    if not ends or ends == len(_OWN_HEADER.findall(text, start, end)):
+        return True
+    newline = text.find("\n", start, end - 1)
+    if newline < 0:  # one line
+        starts.add(start)
+        return len(starts) <= limit
+    middle = text.find("\n", (start + end) // 2, end - 1) + 1 or newline + 1
+    return _glued_lines(text, start, middle, starts, limit) and _glued_lines(
+        text, middle, end, starts, limit
+    )
+
+
+def _runs(text: str, view: View) -> Iterator[tuple[str, int, list[str] | None]] | None:
+    """The clean text of a view without layers or part, in runs: (run, its line count, None)
+    for lines cleaning leaves as they are, copied at once, and ("", 1, pieces) for a line it
+    may change; None when line by line is the better way (``_changed_lines``)."""
+    if "\r" in text:
+        # a line's trailing CRs go (the lines left with one are cleaned one by one)
+        text = text.replace("\r\n", "\n")
+    starts = _changed_lines(text, view)
+    if starts is None:
+        return None
+    return _split_runs(text, starts, view)
+
+
+def _split_runs(
+    text: str, starts: list[int], view: View
+) -> Iterator[tuple[str, int, list[str] | None]]:
+    at, size = 0, len(text)
+    for start in starts:
+        if start > at:
+            yield text[at:start], text.count("\n", at, start), None
+        end = text.find("\n", start)
+        if end < 0:
+            end = size
+        yield "", 1, list(_pieces(text[start:end].rstrip("\r"), view))
+        at = end + 1
+    if at < size:
+        tail = text[at:] if text.endswith("\n") else text[at:] + "\n"
+        yield tail, tail.count("\n"), None
 
 
 def _clean_untouched(text: str, view: View) -> str:
     """``clean_bytes`` of a view without layers or part: only the lines cleaning may change
     go through ``clean_line``, the runs of lines between them are copied at once."""
-    if "\r" in text:
-        # a line's trailing CRs go (the lines left with one are cleaned one by one)
-        text = text.replace("\r\n", "\n")
-    starts = _changed_lines(text, view)
-    if starts is None:  # line by line
+    runs = _runs(text, view)
+    if runs is None:  # line by line
+        text = text.replace("\r\n", "\n") if "\r" in text else text
         lines = text.split("\n")
         if not lines[-1]:
             lines.pop()  # the empty string after the final newline is no line
         return "".join(f"{piece}\n" for line in lines for piece in _pieces(line.rstrip("\r"), view))
-    out = []
-    at, size = 0, len(text)
-    for start in starts:
-        end = text.find("\n", start)
-        if end < 0:
-            end = size
-        out.append(text[at:start])
-        out.extend(f"{piece}\n" for piece in _pieces(text[start:end].rstrip("\r"), view))
-        at = end + 1
-    if at < size:
-        out.append(text[at:])
-        if not text.endswith("\n"):
-            out.append("\n")
-    return "".join(out)
+    return "".join(
+        run if pieces is None else "".join(f"{p}\n" for p in pieces) for run, _, pieces in runs
+    )
