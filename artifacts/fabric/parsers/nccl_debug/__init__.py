@@ -144,11 +144,10 @@ _COLL = re.compile(
     r"^(?P<coll>\w+): opCount \w+ sendbuff \S+ recvbuff \S+ count (?P<count>\d+) "
     r"datatype (?P<dt>\d+)"
 )
-# The same patterns run over many messages joined by newlines (none of their parts can match
-# a newline, so each match is one message's ``_COLL.match`` / ``_ALGO.match``).
+# The same pattern run over many messages joined by newlines (none of its parts can match a
+# newline, so each match is one message's ``_COLL.match``).
 # The rest of each line is taken too, so that the search does not step through it.
 _COLL_LINES = re.compile(_COLL.pattern + r"[^\n]*", re.MULTILINE)
-_ALGO_LINES = re.compile(_ALGO.pattern + r"[^\n]*", re.MULTILINE)
 _IB_USING = re.compile(r"\[(?P<i>\d+)\](?P<name>[^:\s\[]+):(?P<port>\d+)/(?P<ll>\w+)")
 _IB_DEVICE = re.compile(
     r"^NET/IB ?: \[(?P<i>\d+)\] (?P<name>[^:\s]+):[^:\s]*:(?P<port>\d+)/(?P<ll>\w+)"
@@ -1060,12 +1059,14 @@ class _State:
                 self._add_calls(coll, datatype, count, times)
 
     def _bulk_algos(self, msgs: list[str]) -> None:
-        """``_algo_choice`` for each message at once, as ``_bulk_calls``."""
-        if msgs:
-            found = _ALGO_LINES.findall("\n".join(msgs))
-            for (coll, size, algo, proto, lo, hi), times in Counter(found).items():
-                # findall gives "" for a group that took no part (``match`` gives None)
-                self._add_algo(coll or None, algo, proto, size, lo or None, hi or None, times)
+        """``_algo_choice`` for each message at once: a log repeats the same few choices
+        (one per size and collective), so each distinct message is matched once and its
+        choice added as many times as it was printed."""
+        for msg, times in Counter(msgs).items():
+            if m := _ALGO.match(msg):
+                self._add_algo(
+                    m["coll"], m["algo"], m["proto"], m["bytes"], m["lo"], m["hi"], times
+                )
 
     def _tuning_row(self, seg: _Segment, raw: str) -> None:
         cells = [c.strip() for c in raw.split("|")]

@@ -227,3 +227,27 @@ def test_remembered_messages_are_read_by_their_host_and_thread(
     }
     assert result.stats["error_traces"] == 6
     assert result.stats["nccl_lines"] == 3 * SAME_MESSAGES.count(b"\n")
+
+
+@pytest.mark.parametrize("block_bytes", [50, 1 << 20])
+def test_repeated_algorithm_choices_are_matched_once_and_counted(
+    block_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
+    body = (
+        b"gpu1:1:1 [0] NCCL INFO AllReduce: 1024 Bytes -> Algo 1 proto 2 channel{Lo..Hi}={0..3}\n"
+        b"gpu2:2:2 [1] NCCL INFO AllReduce: 1024 Bytes -> Algo 1 proto 2 channel{Lo..Hi}={0..3}\n"
+        b"gpu1:1:1 [0] NCCL INFO AllReduce: 4096 Bytes -> Algo 1 proto 2 channel{Lo..Hi}={0..1}\r\n"
+        b"gpu1:1:1 [0] NCCL INFO 8 Bytes -> Algo 0 proto 0\n"
+        b"gpu1:1:1 [0] NCCL INFO AllReduce: many Bytes -> Algo 1 proto 2\n"  # no choice read
+    )
+    data = body * 7
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    assert [
+        (a.collective, a.algorithm, a.protocol, a.calls, a.min_bytes, a.max_bytes, a.max_channels)
+        for a in result.algorithms
+    ] == [
+        (None, "TREE", "LL", 7, 8, 8, None),
+        ("AllReduce", "RING", "SIMPLE", 21, 1024, 4096, 4),
+    ]
