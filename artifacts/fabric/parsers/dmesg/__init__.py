@@ -158,35 +158,39 @@ class _State:
 
     def feed_block(self, text: str, line_no: int) -> int:
         """Whole lines (each ends in "\\n"), numbered after ``line_no``: a line with a SLOW
-        word is fed, one with "NVRM" and no SLOW word read by ``_nvrm_line``, and the runs of
-        lines between them counted. Returns the last line's number."""
+        word is fed, one with "NVRM" and no SLOW word read by ``_nvrm_line`` (and the lines
+        after it under its stamp text by ``_stamp_run``), and the runs of lines between them
+        counted. SLOW is searched only up to the next NVRM line's end: the lines a stamp run
+        reads are not searched (it looks at each distinct text itself, once). Returns the
+        last line's number."""
         known = self.kernel_version is not None and self.hardware is not None
         slow = blocks.SLOW_KNOWN if known else blocks.SLOW
+        size = len(text)
         start = 0
-        slow_at = _found(slow.search(text), len(text))
-        nvrm_at = _found_at(text.find("NVRM"), len(text))
-        while (hit := min(slow_at, nvrm_at)) < len(text):
+        nvrm_at = nvrm_end = -1  # the next "NVRM" from start and the end of its line
+        while start < size:
+            if nvrm_at < start:
+                nvrm_at = text.find("NVRM", start)
+                nvrm_end = size if nvrm_at < 0 else text.index("\n", nvrm_at) + 1
+                nvrm_at = size if nvrm_at < 0 else nvrm_at
+            found = slow.search(text, start, nvrm_end)
+            hit = found.start() if found is not None else nvrm_at
+            if hit >= size:
+                break
             begin = max(start, text.rfind("\n", start, hit) + 1)
             end = text.index("\n", hit)
             if begin > start:
                 line_no = self._run(text[start:begin], line_no)
             line_no += 1
             start = end + 1
-            if slow_at < end:
+            if found is not None:
                 self.feed(text[begin:end], line_no)
-            else:
-                self._nvrm_line(text[begin:end], line_no)
-                prefix = self.last_stamp[0]
-                if prefix and text.startswith(prefix, start):  # the lines under its stamp
-                    limit = len(text)
-                    if slow_at < limit:
-                        limit = max(start, text.rfind("\n", start, slow_at) + 1)
-                    start, line_no = self._stamp_run(text, start, limit, line_no)
-            if slow_at < start:
-                slow_at = _found(slow.search(text, start), len(text))
-            if nvrm_at < start:
-                nvrm_at = _found_at(text.find("NVRM", start), len(text))
-        if start < len(text):
+                continue
+            self._nvrm_line(text[begin:end], line_no)
+            prefix = self.last_stamp[0]
+            if prefix and text.startswith(prefix, start):  # the lines under its stamp
+                start, line_no = self._stamp_run(text, start, line_no)
+        if start < size:
             line_no = self._run(text[start:], line_no)
         return line_no
 
@@ -256,17 +260,36 @@ class _State:
             made = self._add(stamp, line_no, body, ("nvrm", events.nvrm_details(found["msg"])))
         self.previous = (stamp, body, made, line_no)
 
-    def _stamp_run(self, text: str, start: int, limit: int, line_no: int) -> tuple[int, int]:
-        """The lines from ``start`` (before ``limit``, so with no SLOW word) that start with
-        the last NVRM line's stamp text, read as ``_nvrm_line`` and ``_run`` read them, in
-        one loop over their texts (one ``findall``): an Xid's RPC history. What a text says
-        is kept per text (``_body``). Stops before a line that might be a journal line.
+    def _stamp_run(self, text: str, start: int, line_no: int) -> tuple[int, int]:
+        """The lines from ``start`` that start with the last NVRM line's stamp text (an
+        Xid's RPC history), read as ``_nvrm_line`` and ``_run`` read them, in one loop over
+        their texts: ``findall`` over a window that doubles while the run goes on, so a run
+        cut short wastes at most twice its length plus 4 KiB. Stops before a line with a
+        SLOW word or that might be a journal line (``_body``), which feed_block reads.
         Returns where it stopped and the last line's number."""
-        prefix, stamp = self.last_stamp
-        assert stamp is not None
+        prefix = self.last_stamp[0]  # from a line with no SLOW word: none in it
         span, each = blocks.prefix_run(prefix)
-        end = span.match(text, start, limit).end()  # type: ignore[union-attr]
-        bodies = each.findall(text, start, end)
+        window = _RUN_WINDOW
+        while True:
+            limit = min(len(text), start + window)
+            end = span.match(text, start, limit).end()  # type: ignore[union-attr]
+            bodies = each.findall(text, start, end)
+            done, line_no = self._bodies(bodies, line_no)
+            if done < len(bodies):  # stopped before a line: where it starts
+                for _ in range(done):
+                    start = text.index("\n", start) + 1
+                return start, line_no
+            start = end
+            if not text.startswith(prefix, end):
+                return start, line_no  # the run ended before the window did
+            window *= 2
+
+    def _bodies(self, bodies: list[str], line_no: int) -> tuple[int, int]:
+        """``_stamp_run``'s lines, by their texts after the stamp text: how many were read
+        (up to the first ``_ODD``) and the last one's number. What a text says is kept per
+        text (``_body``)."""
+        stamp = self.last_stamp[1]
+        assert stamp is not None
         memo = self.bodies
         previous = self.previous
         made = previous[2] if previous is not None else None
@@ -317,11 +340,7 @@ class _State:
             self.kernel_lines += done
             self.parts.setdefault(stamp.shape, None)
             self.previous = previous
-        if done < len(bodies):
-            end = start
-            for _ in range(done):
-                end = text.index("\n", end) + 1
-        return end, line_no
+        return done, line_no
 
     def _joinable(self, stamp: Stamp) -> bool:
         """Whether an NVRM line with ``stamp`` joins the event before it (``_nvrm_joined``)."""
@@ -535,6 +554,7 @@ class _State:
 
 
 _MEMO_BODIES = 4096
+_RUN_WINDOW = 4096  # bytes: _stamp_run's first window
 _UNSEEN = object()
 _PLAIN: tuple[str | None, ...] = ()  # no "NVRM:"
 _ODD: tuple[str | None, ...] = (None,)  # perhaps a journal line: read on its own
@@ -542,9 +562,11 @@ _ODD: tuple[str | None, ...] = (None,)  # perhaps a journal line: read on its ow
 
 def _body(body: str) -> tuple[str | None, ...]:
     """What ``_nvrm_line`` reads in a stamped line's text: its message (whole and as kept)
-    and what it adds to the event it joins; ``_PLAIN`` without "NVRM:", ``_ODD`` when
-    "kernel: " could make the line a journal line (split_stamp's test is on 120 characters)."""
-    if "kernel: " in body[:120]:
+    and what it adds to the event it joins; ``_PLAIN`` without "NVRM:", ``_ODD`` with a
+    SLOW word (for feed) or when "kernel: " could make the line a journal line (split_stamp's
+    test is on 120 characters). No SLOW word spans the stamp text and the message: a stamp
+    text ends in "]", a digit or "Z", then a space, and no SLOW word holds those."""
+    if "kernel: " in body[:120] or blocks.SLOW.search(body):
         return _ODD
     if "NVRM:" not in body:
         return _PLAIN

@@ -7,6 +7,9 @@ once for ``SLOW`` words (every word but "NVRM" that a check in ``dmesg._State.fe
 before it reads a line further) and for "NVRM"; between hits, each stretch of lines that
 ``run_pattern`` says have the stamp shape ``split_stamp`` gives its first line is counted in
 one call, and a line that starts none (blank, unstamped, wrapped) is read on its own.
+The lines after an NVRM line under its stamp text (an Xid's RPC history) are read together
+(``prefix_run``, ``dmesg._State._stamp_run``), each distinct text looked at once, so SLOW is
+only searched up to the next NVRM line's end.
 
 Each ``_STAMPS`` pattern matches a subset of what its shape's pattern in ``stamps`` matches
 (``[0-9]`` for ``\\d``, bounded repeats, no newline), and never a line ``split_stamp`` gives

@@ -164,8 +164,8 @@ def test_a_journal_line_after_the_same_stamp_text_is_read_as_a_journal_line(seco
     assert result.hosts == ("gpu-7",)
 
 
-# An Xid's RPC history under one stamp text, read by _State._stamp_run in one loop: the
-# run meets block boundaries, ordinary lines of its stamp, a line with a word a check
+# An Xid's RPC history under one stamp text, read by _State._stamp_run in one loop over
+# windows that double: the run meets window and block boundaries, ordinary lines of its stamp, a line with a word a check
 # needs, a line "kernel: " may make a journal line, stamps a second apart (-d/relative
 # deltas that do not join), and an event cap it reaches in the middle.
 RUN_STAMPS = [
@@ -177,6 +177,7 @@ RUN_STAMPS = [
     "[Dec 3 10:11] ",
     "2024-12-03T10:11:12,123456+00:00 ",
     "<3>[ 12.5] ",
+    "[Mon Xid at 12 2025] ",  # a -T date's free text with a word a check needs
 ]
 RUN_MIDDLES = [
     "Call Trace:",
@@ -221,4 +222,5 @@ def test_rpc_history_runs_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(dmesg, "MAX_JOINED", rng.choice([3, 40]))
     monkeypatch.setattr(dmesg, "BLOCK_BYTES", rng.choice([200, 1000, 4096, 1 << 20]))
     monkeypatch.setattr(dmesg, "_MEMO_BODIES", rng.choice([2, 4096]))
+    monkeypatch.setattr(dmesg, "_RUN_WINDOW", rng.choice([16, 300, 4096]))
     assert_reads_as(dmesg.parse, data, lambda: _line_by_line(data, 256 * 1024))
