@@ -9,7 +9,11 @@ from __future__ import annotations
 import re
 from operator import itemgetter
 
-from artifacts.fabric.parsers.fabric_manager.messages import bare_entry, maybe_undated
+from artifacts.fabric.parsers.fabric_manager.messages import (
+    UNDATED_WORDS,
+    bare_entry,
+    maybe_undated,
+)
 
 # (stamp, level, tid, body): the body is the rest of the entry's line and every line after
 # it that does not start with "[" (only such a line can start another entry), each with its
@@ -49,9 +53,21 @@ def joined_text(body: str, max_chars: int) -> str | None:
     lines = body.split("\n")
     lines.pop()  # after the last newline
     text = lines[0].strip()
+    if len(lines) == 1:
+        return text
+    if _may_start_entries(body[len(lines[0]) + 1 :]):
+        for line in lines[1:]:
+            if maybe_undated(line) and bare_entry(line) is not None:
+                return None
     for line in lines[1:]:
-        if maybe_undated(line) and bare_entry(line) is not None:
-            return None
         if (stripped := line.strip()) and len(text) < max_chars:
             text += "\n" + stripped
     return text
+
+
+def _may_start_entries(lines: str) -> bool:
+    """``maybe_undated`` of continuation lines (none starts with "[") at once: its words
+    hold no newline, so they are in the joined lines where they are in one of them."""
+    if not lines.isascii() or "nv-fabricmanager" in lines:
+        return True
+    return UNDATED_WORDS.search(lines.lower()) is not None

@@ -48,7 +48,7 @@ _PARTITION = re.compile(
     re.I,
 )
 # The words _fm_message needs before its patterns (an entry whose date was removed)
-_UNDATED_WORDS = re.compile(r"detected|fabric manager version|multicast|partition")
+UNDATED_WORDS = re.compile(r"detected|fabric manager version|multicast|partition")
 # The words of effect_of's checks (version, multicast, partition, classify), lower case:
 # an entry with none of them, at a level that makes no event, is only counted
 _FLUSH_WORDS = re.compile(
@@ -89,13 +89,16 @@ def effect_of(level: str, text: str) -> Effect:
     if _in(low, "fabric manager version") and (v := _VERSION.search(text)):
         version = v["a"] or v["b"]
     counter, gpus = _multicast(text, low)
-    kind, details = _classify(text, level)
+    # the event and partition are read on the first line only: lowered once for both
+    first = text.split("\n", 1)[0]
+    low_first = _lower(first)
+    kind, details = _classify(text, level, first, low_first)
     part = None
     if kind in ("nvswitch_fatal", "nvswitch_non_fatal"):
         part = "nvswitch_errors"
     elif kind == "nvlink_failure":
         part = "nvlink_failures"
-    return Effect(counter, gpus, version, _partition(text), kind, details, part)
+    return Effect(counter, gpus, version, _partition(first, low_first), kind, details, part)
 
 
 def _multicast(text: str, low: str | None) -> tuple[str | None, int | None]:
@@ -115,19 +118,19 @@ def _multicast(text: str, low: str | None) -> tuple[str | None, int | None]:
     return None, None
 
 
-def _partition(text: str) -> tuple[int, str] | None:
-    first = text.split("\n", 1)[0]
-    m = _PARTITION.search(first) if _has(first, "partition") else None
+def _partition(first: str, low_first: str | None) -> tuple[int, str] | None:
+    m = _PARTITION.search(first) if _in(low_first, "partition") else None
     if m is None:
         return None
     what = (m["what"] or m["what2"]).lower()
     return int(m["id"] or m["id2"]), "deactivated" if what.startswith("deactivat") else "activated"
 
 
-def _classify(text: str, level: str) -> tuple[str | None, dict[str, Any] | None]:
-    """The event kind of an entry (None: not an event) and its structured details."""
-    first = text.split("\n", 1)[0]
-    low = _lower(first)
+def _classify(
+    text: str, level: str, first: str, low: str | None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """The event kind of an entry (None: not an event) and its structured details, from
+    its ``first`` line (``low``: that line lowered by ``_lower``)."""
     if _in(low, "detected nvswitch") and (m := _SXID.search(first)):
         details: dict[str, Any] = {"sxid": int(m["code"]), "severity": m["sev"].lower()}
         if m["pci"]:
@@ -200,7 +203,7 @@ def maybe_undated(line: str) -> bool:
     words (a line with leading space is no entry at all)."""
     if line[:1] == "[" or not line.isascii() or "nv-fabricmanager" in line:
         return True
-    return _UNDATED_WORDS.search(line.lower()) is not None
+    return UNDATED_WORDS.search(line.lower()) is not None
 
 
 def _lower(text: str) -> str | None:

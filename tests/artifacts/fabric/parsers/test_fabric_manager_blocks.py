@@ -144,6 +144,7 @@ CONTINUATIONS = [
     "t\u0113am payload beyond ASCII",
     # these start an entry whose date was removed: the row they are in is no single entry
     "multicast group 3 is allocated.",
+    "multica\u017ft group 4 is freed.",  # a long s: "s" to re.I, not to str.lower
     "Feb 27 15:10:02 hgx-07 nv-fabricmanager[2931]: [ERROR] [tid 4] connected",
     # these lines start with "[" and are no row: the rows of the block stop there
     "[tid 5] portNum : 61",
