@@ -358,34 +358,40 @@ class _State:
             if at > 0:
                 key = line[: at + 11]  # up to "NCCL TRACE ", or one character after INFO/CALL
                 head = headers.get(key)
-                # a second "NCCL " may start another header: such a line goes through feed
-                if head is None and line.find("NCCL ", at + 5) < 0:
-                    head = self._plain_header(key)
-                if head and line.find("NCCL ", at + 5) < 0:
-                    plain.append(head.host)
-                    if head.level != "INFO":
-                        continue  # TRACE and CALL: counted only
-                    # The INFO message, read as ``_info`` reads it. The two commonest of a
-                    # big log are collected, to be read in bulk; any other's kind is a
-                    # function of its text, remembered (``info_kind``).
-                    raw = line[at + 10 :]
-                    if " opCount " in raw:
-                        if " opCount " in (msg := raw.strip()):
-                            calls.append(msg)
+                # A second "NCCL " may start another header: a line with two goes through
+                # feed. Its search for the second starts where the first header ends: at + 10
+                # after INFO or CALL, at + 11 after TRACE (at + 10 is then a space, where no
+                # header starts).
+                if head is not False and (
+                    line.find("NCCL ", at + 5) < 0 or _HEADER.search(line, at + 10) is None
+                ):
+                    if head is None:
+                        head = self._plain_header(key)
+                    if head:
+                        plain.append(head.host)
+                        if head.level != "INFO":
+                            continue  # TRACE and CALL: counted only
+                        # The INFO message, read as ``_info`` reads it. The two commonest of
+                        # a big log are collected, to be read in bulk; any other's kind is a
+                        # function of its text, remembered (``info_kind``).
+                        raw = line[at + 10 :]
+                        if " opCount " in raw:
+                            if " opCount " in (msg := raw.strip()):
+                                calls.append(msg)
+                                continue
+                        elif " Bytes -> Algo " in raw and " Bytes -> Algo " in (msg := raw.strip()):
+                            algos.append(msg)
                             continue
-                    elif " Bytes -> Algo " in raw and " Bytes -> Algo " in (msg := raw.strip()):
-                        algos.append(msg)
+                        kind = kinds.get(raw, _UNSEEN)
+                        if kind is _UNSEEN:
+                            kind = info_kind(raw.strip())
+                            _remember(kinds, raw, kind)
+                        if kind is not None:
+                            seg = _Segment(
+                                head.host, head.pid, head.tid, head.dev, "INFO", head.mid, raw
+                            )
+                            self._read_info(kind, seg, raw, raw.strip(), number, None, None)  # type: ignore[arg-type]
                         continue
-                    kind = kinds.get(raw, _UNSEEN)
-                    if kind is _UNSEEN:
-                        kind = info_kind(raw.strip())
-                        _remember(kinds, raw, kind)
-                    if kind is not None:
-                        seg = _Segment(
-                            head.host, head.pid, head.tid, head.dev, "INFO", head.mid, raw
-                        )
-                        self._read_info(kind, seg, raw, raw.strip(), number, None, None)  # type: ignore[arg-type]
-                    continue
             # no completion is pending after a plain line: the line cannot continue one
             if plain or self.pending_completion is None:
                 if line in inert:
@@ -403,7 +409,7 @@ class _State:
 
     def _plain_header(self, key: str) -> _Segment | Literal[False] | None:
         """The header of lines that start with ``key`` (up to "NCCL TRACE ", or one character
-        after "NCCL INFO " or "NCCL CALL "), where it is their only "NCCL " (checked by the
+        after "NCCL INFO " or "NCCL CALL "), where it is their only header (checked by the
         caller) and of a known host; None (not remembered) where the host is new:
         ``_segments`` may yet read it as a damaged form of another. The header pattern
         stops at the level word, so the text before "NCCL " alone decides its match."""

@@ -251,3 +251,39 @@ def test_repeated_algorithm_choices_are_matched_once_and_counted(
         (None, "TREE", "LL", 7, 8, 8, None),
         ("AllReduce", "RING", "SIMPLE", 21, 1024, 4096, 4),
     ]
+
+
+# Lines whose message holds "NCCL " again: read as plain lines where it starts no header,
+# through the line-by-line reading where it does (two processes' writes in one line).
+SECOND_NCCL = (
+    b"gpu1:100:100 [0] NCCL INFO comm 0xa rank 0 nranks 2 cudaDev 0 busId 1000 - Init COMPLETE\n"
+    b"gpu1:100:100 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    b"gpu1:100:101 [0] ncclIbConnect, 1364 NCCL INFO NET/IB: NCCL Dev 2 IbDev 0 Port 1 qpn 178\n"
+    b"gpu1:100:100 [0] enqueue.cc:1 NCCL TRACE NCCL INFO x\n"
+    b"gpu1:100:100 NCCL CALL ncclAllGather(NCCL WARN)\n"
+    b"gpu1:100:100 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0 NCCL \n"
+    # a second process's header after the first's message, on a pid seen first here
+    b"gpu1:100:100 [0] NCCL INFO Using network IB gpu2:300:300 [1] NCCL INFO Using network IB\n"
+    b"gpu1:100:100 [0] NCCL TRACE x gpu1:400:400 [1] NCCL WARN second\n"
+    b"gpu1:100:100 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 8 datatype 7"
+    b" NCCL INFO\n"
+    b"gpu1:100:100 [0] NCCL INFO xNCCL INFO .gpu1:1:1 NCCL INFO gpu1:1:1 NCCL INFO\n"
+    b"gpu1:100:100 [0] NCCL INFO gpu1:100:102 NCCL CALL x\n"  # the second right after the first
+)
+
+
+@pytest.mark.parametrize("block_bytes", [60, 1 << 20])
+@pytest.mark.parametrize("memo", [1, 4096])
+def test_a_second_nccl_word_that_starts_no_header_keeps_the_line_plain(
+    block_bytes: int, memo: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(nccl_debug, "MAX_MEMO", memo)
+    data = SECOND_NCCL * 3
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    assert [(v.host, v.version) for v in result.versions] == [("gpu1", "2.21.5")]
+    assert [p.via for p in result.paths] == ["NET/IB/0 NCCL"]
+    assert [c.calls for c in result.collectives] == [3]
+    assert result.stats["garbled_lines"] == 3 * 4  # the four lines of two headers
+    assert [h.host for h in result.hosts] == ["gpu1", "gpu2"]
