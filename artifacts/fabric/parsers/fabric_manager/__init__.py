@@ -52,9 +52,10 @@ BANNERS = (b"Fabric Manager version",)
 MAX_EVENTS = 20_000
 MAX_ENTRY_CHARS = 4000
 # The memos of a parse (effects per distinct message, ISO time per distinct stamp) are
-# emptied when this full, and skip longer texts: memory stays flat on ever new messages
-_MEMO_ENTRIES = 8192
-_MEMO_CHARS = 16384
+# emptied when this full, and skip longer texts (a long message seldom repeats): on ever new
+# messages they hold at most 4096 x 2 KB twice, and memory stays flat
+_MEMO_ENTRIES = 4096
+_MEMO_CHARS = 2048
 _UNSEEN: Any = object()
 _STAMP_OF, _LEVEL_BODY, _BODY_OF = itemgetter(0), itemgetter(1, 3), itemgetter(3)
 

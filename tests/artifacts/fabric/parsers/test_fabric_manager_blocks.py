@@ -191,8 +191,8 @@ def test_rows_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(fabric_manager, "MAX_ENTRY_CHARS", rng.choice([50, 4000]))
     monkeypatch.setattr(fabric_manager, "BLOCK_BYTES", block)
     # small memos: emptied while the file is read
-    monkeypatch.setattr(fabric_manager, "_MEMO_ENTRIES", rng.choice([1, 3, 8192]))
-    monkeypatch.setattr(fabric_manager, "_MEMO_CHARS", rng.choice([40, 16384]))
+    monkeypatch.setattr(fabric_manager, "_MEMO_ENTRIES", rng.choice([1, 3, 4096]))
+    monkeypatch.setattr(fabric_manager, "_MEMO_CHARS", rng.choice([40, 2048]))
     counted = _spy_rows(monkeypatch)
     assert_reads_as(fabric_manager.parse, data, lambda: _line_by_line(data, 256 * 1024))
     if block > 333 and together:
