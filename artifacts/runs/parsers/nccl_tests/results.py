@@ -116,7 +116,8 @@ def _resolve_version(c: Collector, b: RunBuilder, label: str, warnings: list[str
 
 def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]]:
     collective, source = b.named_collective()
-    inference = _infer(c, b, collective)
+    listed = b.nranks()  # the same for every question below: worked out once
+    inference = _infer(c, b, collective, listed)
     if collective is None:
         collective, source = inference.collective, inference.source
     label = f"run {number} ({collective or 'unknown collective'})"
@@ -129,7 +130,7 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
             "does not give the rank count); see nranks_inferred"
         )
     version = _resolve_version(c, b, label, warnings)
-    warnings.extend(_run_warnings(b, label))
+    warnings.extend(_run_warnings(b, label, listed))
     params: dict[str, Any] = {key: b.params.get(key) for key in PARAM_KEYS}
     params.update((k, v) for k, v in b.params.items() if k not in params)
     if b.layout is not None and b.layout.cputime:
@@ -140,7 +141,7 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
         nccl_version=version,
         params=params,
         ranks=tuple(b.ranks),
-        nranks=b.nranks(),
+        nranks=listed,
         hosts=tuple(sorted({r.host for r in b.ranks if r.host})),
         rows=tuple(b.rows),
         avg_busbw_gbps=b.avg,
@@ -175,13 +176,12 @@ def _parts(b: RunBuilder) -> tuple[str, ...]:
     return tuple(part for part, present in seen.items() if present)
 
 
-def _infer(c: Collector, b: RunBuilder, named: str | None) -> Inference:
+def _infer(c: Collector, b: RunBuilder, named: str | None, listed: int | None) -> Inference:
     """The table's collective when the file names none, and its rank count when unknown.
 
     A device list that is elided or has gaps only bounds the rank count from below (the
     128-GPU README fragment lists 5 ranks), so the ratio is then fitted for any n above it.
     """
-    listed = b.nranks()
     complete = bool(b.ranks) and not b.elided and len(b.rank_numbers) == listed
     known = listed if complete or (not b.ranks and b.nranks_hint) else None
     if named is None:
@@ -209,7 +209,7 @@ def _is_complete(b: RunBuilder) -> bool:
     return b.footer
 
 
-def _run_warnings(b: RunBuilder, label: str) -> list[str]:
+def _run_warnings(b: RunBuilder, label: str, nranks: int | None) -> list[str]:
     warnings = []
     if b.implicit:
         warnings.append(f"{label}: starts without its parameter line (a fragment of a log?)")
@@ -228,7 +228,6 @@ def _run_warnings(b: RunBuilder, label: str) -> list[str]:
         warnings.append(f"{label}: no footer, output truncated {where}")
     if b.format == "text" and b.footer and not b.avg_seen:
         warnings.append(f"{label}: no 'Avg bus bandwidth' line")
-    nranks = b.nranks()
     if b.ranks and b.elided:
         warnings.append(
             f"{label}: device list elided with '...' ({len(b.ranks)} ranks listed; nranks "

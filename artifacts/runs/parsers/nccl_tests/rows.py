@@ -45,7 +45,10 @@ class RowPlan:
             else:
                 self.root = group
             group += 1
-        # Per half: where time, algbw, busbw and wrong are among the groups (-1: not printed).
+        # read() takes the captured numbers, the groups after the lead, in order; per half,
+        # which of them are time, algbw, busbw and wrong (-1: not printed, read as None).
+        self.first_number = group
+        captured = 0
         self.halves: list[tuple[int, int, int, int]] = []
         for columns, width in zip(layout.columns, layout.widths, strict=True):
             where = {index: field for field, index in enumerate(columns) if index is not None}
@@ -53,8 +56,8 @@ class RowPlan:
             for index in range(width):
                 if index in where:
                     parts += [_GAP, _NUM]
-                    fields[where[index]] = group
-                    group += 1
+                    fields[where[index]] = captured
+                    captured += 1
                 else:
                     parts += [_GAP, _NUM_UNUSED]
             self.halves.append((fields[0], fields[1], fields[2], fields[3]))
@@ -79,49 +82,56 @@ class RowPlan:
         # that every line matched.
         if len(found) != lines.count("\n"):
             return None
-        redop, root, error_column = self.redop, self.root, self.error_column
-        halves = self.halves
-        two = len(halves) == 2
+        first, redop, root = self.first_number, self.redop, self.root
+        error_column, halves = self.error_column, self.halves
+        number = _number if "N/A" in lines else float
         rows = []
         append = rows.append
         for groups in found:
-            measured = [
-                NcclMeasurement(
-                    _number(groups, time_us),
-                    _number(groups, algbw),
-                    _number(groups, busbw),
-                    _wrong(_number(groups, wrong), error_column),
-                )
-                for time_us, algbw, busbw, wrong in halves
-            ]
-            append(
-                NcclRow(
-                    size_bytes=int(groups[0]),
-                    count=int(groups[1]),
-                    dtype=groups[2],
-                    redop=groups[redop] if redop >= 0 else None,
-                    root=int(groups[root]) if root >= 0 else None,
-                    out_of_place=measured[0],
-                    in_place=measured[1] if two else None,
-                )
-            )
+            # Each column's value, and None last: where a half's field is not printed (-1).
+            values = [*map(number, groups[first:]), None]
+            measured = []
+            for time_us, algbw, busbw, wrong in halves:
+                half = new(NcclMeasurement)
+                set_time(half, values[time_us])
+                set_algbw(half, values[algbw])
+                set_busbw(half, values[busbw])
+                value = values[wrong]
+                if value is not None and not error_column:  # values.wrong_value
+                    value = int(value) if value.is_integer() else value
+                set_wrong(half, value)
+                measured.append(half)
+            row = new(NcclRow)
+            set_size(row, int(groups[0]))
+            set_count(row, int(groups[1]))
+            set_dtype(row, groups[2])
+            set_redop(row, groups[redop] if redop >= 0 else None)
+            set_root(row, int(groups[root]) if root >= 0 else None)
+            set_out_of_place(row, measured[0])
+            set_in_place(row, measured[1] if len(measured) > 1 else None)
+            append(row)
         return rows
 
 
-def _number(groups: tuple[str, ...], index: int) -> float | None:
-    """values.num of a token _NUM matched (float reads it the same), None where the column
-    is not printed."""
-    if index < 0:
-        return None
-    token = groups[index]
+def _number(token: str) -> float | None:
+    """values.num of a token _NUM matched: float reads it the same, "N/A" is None."""
     return None if token == "N/A" else float(token)
 
 
-def _wrong(value: float | None, error_column: bool) -> int | float | None:
-    """values.wrong_value."""
-    if value is None or error_column:
-        return value
-    return int(value) if value.is_integer() else value
+# The frozen rows, built as their dataclass __init__ builds them (each field set, nothing
+# else) without its per-field object.__setattr__ by name: half the time (issue 27).
+new = object.__new__
+set_time = NcclMeasurement.time_us.__set__  # type: ignore[attr-defined]
+set_algbw = NcclMeasurement.algbw_gbps.__set__  # type: ignore[attr-defined]
+set_busbw = NcclMeasurement.busbw_gbps.__set__  # type: ignore[attr-defined]
+set_wrong = NcclMeasurement.wrong.__set__  # type: ignore[attr-defined]
+set_size = NcclRow.size_bytes.__set__  # type: ignore[attr-defined]
+set_count = NcclRow.count.__set__  # type: ignore[attr-defined]
+set_dtype = NcclRow.dtype.__set__  # type: ignore[attr-defined]
+set_redop = NcclRow.redop.__set__  # type: ignore[attr-defined]
+set_root = NcclRow.root.__set__  # type: ignore[attr-defined]
+set_out_of_place = NcclRow.out_of_place.__set__  # type: ignore[attr-defined]
+set_in_place = NcclRow.in_place.__set__  # type: ignore[attr-defined]
 
 
 class RowPlans:

@@ -24,6 +24,7 @@ from artifacts.runs.parsers.nccl_tests.blocks import (
     ROW_RUN_RE,
     TODAYS_ROWS_RE,
 )
+from artifacts.runs.parsers.nccl_tests.hashlines import RANK_RE, HashLine, read_hash_line
 from artifacts.runs.parsers.nccl_tests.lines import (
     DEBUG_TAIL_RE,
     HOST_CHARS,
@@ -54,31 +55,13 @@ MAX_RANK_BLOCK_BYTES = 8 << 20  # of the remembered lists' lines together
 MAX_LAYOUTS = 256  # column header lines remembered with their layout
 MAX_LAYOUT_TEXT = 4096  # longer header lines are read each time
 
-_RANK_RE = re.compile(
-    r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
-    r"\s+device\s+(?P<device>\d+)\s+\[(?P<busid>[^\]]*)\]\s*(?P<gpu>.*?)\s*$"
-)
-_PARAMS_RE = re.compile(r"^#\s*nThread\s+\d+")
-_PARAM_PAIR_RE = re.compile(r"([A-Za-z][A-Za-z ]*?)\s*:?\s+(-?\d{1,30})(?:\((\w+)\))?")
-_VERSION_RE = re.compile(
-    r"^#\s*nccl-tests version\s+(?P<version>\S+)"
-    r"(?:\s+nccl-headers=(?P<headers>\d+))?(?:\s+nccl-library=(?P<library>\d+))?"
-)
-_STARTING_RE = re.compile(r"^#\s*Collective test starting:\s*(\S+)")
-_CONCLUDED_RE = re.compile(r"^#\s*Collective test concluded:\s*(\S+)")
-_HEADER_RE = re.compile(r"^#\s*size\s+count\s+type\b")
 # The column header without its '#' (lost in a copy from a chat, a Markdown heading, a
 # spreadsheet): only with the bandwidth columns, so prose starting "size count type" is not.
 BARE_HEADER_RE = re.compile(r"^size\s+count\s+type\s.*\b(?:cpu)?time\s+algbw\s+busbw\b")
-_OOB_RE = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d{1,30})")
-_AVG_RE = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
-_REDUCING_RE = re.compile(r"^#\s*Reducing maxBytes to\s+(\d{1,30})")
-_HASH_ERROR_RE = re.compile(r"^#\s*error:\s*(\S.*)$")
 _ROW_RE = re.compile(r"^(\d+)\s+(\d+)\s+([A-Za-z_]\w*)(?:\s+(.*))?$")
 _DIGITS = frozenset("0123456789")
-# What follows "#" and spaces on a '#' line that _on_hash reads (Rank, nThread, nccl-tests,
-# Collective, size, Out of bounds, Avg, Reducing, error): other '#' lines are skipped early.
-_HASH_STARTS = frozenset("RnCsOAe")
+MAX_HASH_LINES = 4096  # '#' lines remembered with what they say (hashlines)
+MAX_HASH_LINE_TEXT = 4096  # longer ones are read each time
 _PLAIN_VERSION_RE = re.compile(r"^NCCL version (\d+\.\d+\.\d+)")
 _COMMAND_RE = re.compile(r"(?:^|[\s/=\"'])([A-Za-z]\w*?_perf)(?:_mpi)?(?=[\s\"']|$)")
 _PROMPT_RE = re.compile(r"^(?:\[[^\]]*\]|[^\s#$]+)?[#$]\s+")
@@ -149,6 +132,7 @@ class TextReader:
         self.row_plans = RowPlans()
         # The layout of each column header line seen (a log of many runs prints the same few).
         self.layouts: dict[str, Layout | None] = {}
+        self.hash_lines: dict[str, HashLine] = {}
         self.lineno = 0
         self.last_preamble_line = -(10**9)
 
@@ -247,7 +231,7 @@ class TextReader:
                 self.feed(line)
 
     def _feed_ranks(self, chunk: bytes) -> None:
-        """A run of "# Rank" lines: read by ``_RANK_RE`` the first time the same bytes are
+        """A run of "# Rank" lines: read by ``RANK_RE`` the first time the same bytes are
         seen, then placed as ``_on_rank`` would place them one by one."""
         if self.pending_fragment or self.continuation or b"NCCL " in chunk or b"(), " in chunk:
             self._feed_each(chunk)
@@ -300,7 +284,7 @@ class TextReader:
         """The ranks of a run of lines, or None if one of them is not a device line."""
         ranks = []
         for line in chunk.decode("utf-8").split("\n")[:-1]:
-            match = _RANK_RE.match(line.strip())
+            match = RANK_RE.match(line.strip())
             if match is None:
                 return None
             ranks.append((self._rank_of(match), int(match.group("pid"))))
@@ -457,51 +441,39 @@ class TextReader:
     # ----------------------------------------------------------------- '#' lines
 
     def _on_hash(self, text: str) -> None:
-        # Every pattern below reads "#", spaces, then a word starting with a given letter:
-        # a pattern is tried only where its letter is (in the same order as ever).
-        first = text[1:].lstrip()[:1]
-        if first not in _HASH_STARTS:
+        line = self.hash_lines.get(text)
+        if line is None:
+            line = read_hash_line(text)
+            if len(text) <= MAX_HASH_LINE_TEXT:
+                if len(self.hash_lines) >= MAX_HASH_LINES:
+                    self.hash_lines.clear()
+                self.hash_lines[text] = line
+        kind, value = line
+        if kind is None:
             return
-        rank = first == "R" and _RANK_RE.match(text)
-        if rank:
-            self._on_rank(rank)
-            return
-        if first == "n" and _PARAMS_RE.match(text):
-            self._on_preamble(2, lambda run: _set_params(run, text))
-            return
-        version = first == "n" and _VERSION_RE.match(text)
-        if version:
-            self._on_preamble(0, lambda run: _set_version(run, version))
-            return
-        starting = first == "C" and _STARTING_RE.match(text)
-        if starting:
-            self._on_preamble(1, lambda run: setattr(run, "collective_started", starting[1]))
-            return
-        if first == "s" and _HEADER_RE.match(text):
-            self._on_header(text)
-            return
-        oob = first == "O" and _OOB_RE.match(text)
-        if oob:
-            self._on_oob(int(oob.group(1)))
-            return
-        avg = first == "A" and _AVG_RE.match(text)
-        if avg:
-            self._on_avg(avg.group(1))
-            return
-        concluded = first == "C" and _CONCLUDED_RE.match(text)
-        if concluded:
-            self._on_concluded(concluded.group(1))
-            return
-        reducing = first == "R" and _REDUCING_RE.match(text)
-        if reducing:
+        if kind == "rank":
+            self._on_rank(value)
+        elif kind == "params":
+            self._on_preamble(2, lambda run: _set_params(run, value))
+        elif kind == "version":
+            self._on_preamble(0, lambda run: _set_version(run, value))
+        elif kind == "starting":
+            self._on_preamble(1, lambda run: setattr(run, "collective_started", value))
+        elif kind == "header":
+            self._on_header(value)
+        elif kind == "oob":
+            self._on_oob(value)
+        elif kind == "avg":
+            self._on_avg(value)
+        elif kind == "concluded":
+            self._on_concluded(value)
+        elif kind == "reducing":
             opened = self.collector.open
             target = next(iter(self._table_runs()), opened[-1] if opened else None)
             if target is not None:
-                target.params["maxBytes_effective"] = int(reducing.group(1))
-            return
-        error = first == "e" and _HASH_ERROR_RE.match(text)
-        if error:
-            self.collector.add_error(text, key=text, fatal=False)
+                target.params["maxBytes_effective"] = value
+        elif kind == "error":
+            self.collector.add_error(value, key=value, fatal=False)
 
     def _on_preamble(self, level: int, apply: Callable[[RunBuilder], None]) -> None:
         collector = self.collector
@@ -676,18 +648,16 @@ class TextReader:
                 break
 
 
-def _set_params(run: RunBuilder, text: str) -> None:
-    for key, value, unit in _PARAM_PAIR_RE.findall(text.lstrip("#")):
-        name = "_".join(key.split())
+def _set_params(run: RunBuilder, pairs: tuple[tuple[str, int, str], ...]) -> None:
+    for name, value, unit in pairs:
         if len(run.params) >= 64:
             break
-        run.params[name] = int(value)
+        run.params[name] = value
         if name == "step" and unit:
             run.params["step_kind"] = unit
 
 
-def _set_version(run: RunBuilder, match: re.Match[str]) -> None:
-    run.nccl_tests_version = match.group("version")
-    library = match.group("library") or match.group("headers")
-    if library and len(library) <= 9:
-        run.library_code = int(library)
+def _set_version(run: RunBuilder, version: tuple[str, int | None]) -> None:
+    run.nccl_tests_version = version[0]
+    if version[1] is not None:
+        run.library_code = version[1]

@@ -7,6 +7,7 @@ of them. Pure Python, no Django.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Any
@@ -108,6 +109,17 @@ def normalise_collective(raw: str | None) -> str | None:
     """'all_reduce_perf', './build/nccl_alltoall_perf_mpi', 'AllReduce' -> canonical name."""
     if not raw:
         return None
+    # A log of many runs names the same few collectives in each: each name is worked out
+    # once (short ones only, so that the memo stays small).
+    return _normalised(raw) if len(raw) <= 256 else _normalise(raw)
+
+
+@functools.lru_cache(maxsize=256)
+def _normalised(raw: str) -> str | None:
+    return _normalise(raw)
+
+
+def _normalise(raw: str) -> str | None:
     name = raw.strip().strip("\"'").rsplit("/", 1)[-1]
     name = re.sub(r"_perf(?:_mpi)?$", "", name, flags=re.I)
     name = re.sub(r"^(?:nccl|rccl)_", "", name, flags=re.I)

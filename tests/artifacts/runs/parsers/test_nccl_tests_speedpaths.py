@@ -9,6 +9,7 @@ missing or extra columns, other whitespace, non-ASCII digits).
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import random
@@ -163,6 +164,7 @@ def test_rows_read_in_bulk_as_line_by_line(seed: int, monkeypatch: pytest.Monkey
     monkeypatch.setattr(run, "MAX_RUNS", rng.choice([2, 7, 10_000]))
     monkeypatch.setattr(run, "MAX_ROWS", rng.choice([5, 60, 1_000_000]))
     monkeypatch.setattr(text, "MAX_LAYOUTS", rng.choice([1, 256]))
+    monkeypatch.setattr(text, "MAX_HASH_LINES", rng.choice([1, 4096]))
     monkeypatch.setattr(rows.RowPlans, "LIMIT", rng.choice([1, 64]))
     expected = _line_by_line(data, monkeypatch)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", rng.choice([300, 4096, 1 << 20]))
@@ -194,3 +196,21 @@ def test_bulk_paths_are_taken_on_a_long_log(monkeypatch: pytest.MonkeyPatch) -> 
     result = nccl_tests.parse(io.BytesIO(data))
     assert sum(len(r.rows) for r in result.runs) == 65
     assert any("run limit" in w for w in result.warnings)
+
+
+def test_the_cycle_collector_is_left_as_it_was() -> None:
+    """The parse pauses Python's cycle collector; it is on again after, even after a failed
+    parse, and stays off where the caller had turned it off."""
+    data = any_sample(SOURCES[0]).read_bytes()
+    assert gc.isenabled()
+    nccl_tests.parse(io.BytesIO(data))
+    assert gc.isenabled()
+    with pytest.raises(ParseError):
+        nccl_tests.parse(io.BytesIO(b"nothing to see\n"))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        nccl_tests.parse(io.BytesIO(data))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
