@@ -443,12 +443,14 @@ class _State:
             self.pending_completion = None
             self.nccl_lines += len(hosts)
             lines = self.host_lines
-            first = hosts[0]
-            if hosts.count(first) == len(hosts):  # the usual run: lines of one host
-                lines[first] = lines.get(first, 0) + len(hosts)
+            distinct = set(hosts)
+            if len(distinct) > 8:  # many hosts' lines between two fed lines
+                for host, count in Counter(hosts).items():
+                    lines[host] = lines.get(host, 0) + count
                 return
-            for host, count in Counter(hosts).items():
-                lines[host] = lines.get(host, 0) + count
+            # a few hosts (most often one or two): a count per host costs less than a Counter
+            for host in distinct:
+                lines[host] = lines.get(host, 0) + hosts.count(host)
 
     # --- line level -------------------------------------------------------------------------
 

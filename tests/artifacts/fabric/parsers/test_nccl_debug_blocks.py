@@ -287,3 +287,40 @@ def test_a_second_nccl_word_that_starts_no_header_keeps_the_line_plain(
     assert [c.calls for c in result.collectives] == [3]
     assert result.stats["garbled_lines"] == 3 * 4  # the four lines of two headers
     assert [h.host for h in result.hosts] == ["gpu1", "gpu2"]
+
+
+@pytest.mark.parametrize("block_bytes", [200, 1 << 20])
+def test_lines_of_many_hosts_between_two_fed_lines_are_counted_per_host(
+    block_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A name with its head cut ("pu15") stands for a known host only once that host printed
+    # a few lines: the counts of plain lines, many hosts' at once, decide it.
+    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
+    hosts = range(10, 22)
+    rounds = b"".join(
+        b"".join(b"gpu%d:1%d:1%d [0] enqueue.cc:1 NCCL TRACE step\n" % (h, h, h) for h in hosts)
+        + b"gpu10:110:110 [0] misc/socket.cc:1 NCCL WARN round %d\n" % r
+        for r in range(3)
+    )
+    data = rounds + b"pu15:115:115 [0] NCCL INFO Using network IB\n"
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    assert [h.host for h in result.hosts] == [f"gpu{h}" for h in hosts]
+    assert [h.transports for h in result.hosts if h.host == "gpu15"] == [("IB",)]
+
+
+@pytest.mark.parametrize("block_bytes", [100, 1 << 20])
+def test_lines_of_one_host_between_two_fed_lines_are_each_counted(
+    block_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
+    data = (
+        b"gpu1:1:1 [0] NCCL INFO first\n"
+        + b"gpu1:1:1 [0] NCCL TRACE a\n" * 2
+        + b"gpu2:2:2 [0] NCCL TRACE b\n"
+        # gpu1 printed 3 lines: "pu1" on its pid is gpu1, every time (it never becomes a host)
+        + b"pu1:1:1 [0] NCCL INFO Using network IB\n" * 5
+    )
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    assert [h.host for h in result.hosts] == ["gpu1", "gpu2"]
