@@ -154,6 +154,7 @@ class _State:
         self.last_stamp: tuple[str, Stamp | None] = ("", None)
         # what _stamp_run reads in a line's text after its stamp (_body), per text
         self.bodies: dict[str, tuple[str | None, ...]] = {}
+        self.stamps: dict[str, Stamp] = {}  # by stamp text (_stamp)
         self.event_of: dict[str, Any] = {}  # events.event per text (_event)
 
     def feed_block(self, text: str, line_no: int) -> int:
@@ -201,7 +202,7 @@ class _State:
         start = 0
         while start < len(run):
             newline = run.index("\n", start)
-            stamp = split_stamp(run[start:newline])
+            stamp = self._stamp(run[start:newline])
             pattern = blocks.run_pattern(stamp.shape, stamp.host) if stamp is not None else None
             # the longest stretch of whole lines from start that have that stamp shape
             end = m.end() if pattern is not None and (m := pattern.match(run, start)) else start
@@ -224,7 +225,7 @@ class _State:
         if stamp.host:
             self.hosts.setdefault(stamp.host, None)
         line_no += count
-        last = split_stamp(run[max(start, run.rfind("\n", start, end - 1) + 1) : end - 1])
+        last = self._stamp(run[max(start, run.rfind("\n", start, end - 1) + 1) : end - 1])
         assert last is not None
         self.previous = (last, last.message, None, line_no)
         return line_no
@@ -349,18 +350,30 @@ class _State:
         return _same_moment(self.previous[0], stamp) and "NVRM:" in made["text"]
 
     def _stamp(self, raw: str) -> Stamp | None:
-        """``split_stamp(raw)``, reusing the last NVRM line's stamp when ``raw`` starts with
-        the same stamp text (an Xid's RPC history: 30 lines of one stamp)."""
+        """``split_stamp(raw)``, reusing the stamp of an earlier line when ``raw`` starts
+        with the same stamp text: the last one's (an Xid's RPC history: 30 lines of one
+        stamp), or one kept by its text up to the first "] " (the few seconds of a dmesg -T
+        storm, the uptime of a run's first and last lines)."""
         prefix, stamp = self.last_stamp
         if prefix and raw.startswith(prefix) and " kernel: " not in raw[:120]:
             time, host, uptime_s, delta_s, shape, _ = stamp
             return Stamp(time, host, uptime_s, delta_s, shape, raw[len(prefix) :])
+        close = raw.find("] ", 0, _STAMP_KEY_SPAN) + 2
+        stamp = self.stamps.get(raw[:close]) if close > 1 else None
+        if stamp is not None and " kernel: " not in raw[:120]:
+            self.last_stamp = (raw[:close], stamp)
+            time, host, uptime_s, delta_s, shape, _ = stamp
+            return Stamp(time, host, uptime_s, delta_s, shape, raw[close:])
         stamp = split_stamp(raw)
         self.last_stamp = ("", None)
         if stamp is not None and stamp.shape in _REUSABLE_STAMPS:
             prefix = raw[: len(raw) - len(stamp.message)]
             if prefix[-1:].isspace() and " kernel: " not in raw[:120]:
                 self.last_stamp = (prefix, stamp)
+                if len(prefix) == close:  # its text ends at the first "] "
+                    if len(self.stamps) >= _MEMO_BODIES:  # memory stays flat
+                        self.stamps.clear()
+                    self.stamps[prefix] = stamp
         return stamp
 
     def _nvrm_joined(self, stamp: Stamp, body: str, found: re.Match[str] | None) -> bool:
@@ -554,6 +567,7 @@ class _State:
 
 
 _MEMO_BODIES = 4096
+_STAMP_KEY_SPAN = 80  # characters in which _stamp looks for the "] " ending a stamp text
 _RUN_WINDOW = 4096  # bytes: _stamp_run's first window
 _UNSEEN = object()
 _PLAIN: tuple[str | None, ...] = ()  # no "NVRM:"

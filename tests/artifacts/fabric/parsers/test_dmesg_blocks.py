@@ -11,6 +11,8 @@ import random
 import pytest
 
 from artifacts.fabric.parsers import dmesg
+from artifacts.fabric.parsers.dmesg import events
+from artifacts.fabric.parsers.dmesg.stamps import split_stamp
 from artifacts.parsers.textutil import LineReader
 from tests.artifacts.fabric.parsers.blocks import assert_reads_as, jitter
 from tests.samples import SAMPLES_DIR, sample
@@ -103,6 +105,9 @@ EXTRAS = [
 def _line_by_line(data: bytes, max_line_bytes: int) -> dmesg.DmesgResult:
     reader = LineReader(io.BytesIO(data), max_line_bytes=max_line_bytes)
     state = dmesg._State()
+    # each stamp and event read afresh: what _State keeps per text is under test too
+    state._stamp = split_stamp  # type: ignore[method-assign]
+    state._event = events.event  # type: ignore[method-assign]
     for line in reader:
         state.feed(line, reader.line_no)
     if not state.kernel_lines:
