@@ -159,8 +159,8 @@ class _State:
 
     def feed_block(self, text: str, line_no: int) -> int:
         """Whole lines (each ends in "\\n"), numbered after ``line_no``: a line with a SLOW
-        word is fed, one with "NVRM" and no SLOW word read by ``_nvrm_line`` (and the lines
-        after it under its stamp text by ``_stamp_run``), and the runs of lines between them
+        word is fed, one with "NVRM" and no SLOW word read by ``_nvrm_line``, the lines after
+        either under its stamp text by ``_stamp_run``, and the runs of lines between them
         counted. SLOW is searched only up to the next NVRM line's end: the lines a stamp run
         reads are not searched (it looks at each distinct text itself, once). Returns the
         last line's number."""
@@ -186,8 +186,8 @@ class _State:
             start = end + 1
             if found is not None:
                 self.feed(text[begin:end], line_no)
-                continue
-            self._nvrm_line(text[begin:end], line_no)
+            else:
+                self._nvrm_line(text[begin:end], line_no)
             prefix = self.last_stamp[0]
             if prefix and text.startswith(prefix, start):  # the lines under its stamp
                 start, line_no = self._stamp_run(text, start, line_no)
@@ -262,18 +262,22 @@ class _State:
         self.previous = (stamp, body, made, line_no)
 
     def _stamp_run(self, text: str, start: int, line_no: int) -> tuple[int, int]:
-        """The lines from ``start`` that start with the last NVRM line's stamp text (an
-        Xid's RPC history), read as ``_nvrm_line`` and ``_run`` read them, in one loop over
-        their texts: ``findall`` over a window that doubles while the run goes on, so a run
-        cut short wastes at most twice its length plus 4 KiB. Stops before a line with a
-        SLOW word or that might be a journal line (``_body``), which feed_block reads.
-        Returns where it stopped and the last line's number."""
-        prefix = self.last_stamp[0]  # from a line with no SLOW word: none in it
-        span, each = blocks.prefix_run(prefix)
+        """The lines from ``start`` that start with the last line's stamp text (an Xid's RPC
+        history), read as ``_nvrm_line`` and ``_run`` read them, in one loop over their
+        texts: ``findall`` over a window that doubles while the run goes on, so a run cut
+        short wastes at most twice its length plus 4 KiB. Stops before a line with a SLOW
+        word in its text or that might be a journal line (``_body``), which feed_block
+        reads; every check reads the text only, so a word in the stamp text (a -T date's
+        free text) changes nothing. Returns where it stopped and the last line's number."""
+        prefix = self.last_stamp[0]
+        if self._info(text[start + len(prefix) : text.index("\n", start)]) is _ODD:
+            return start, line_no  # the next line is feed_block's: no window searched
+        span, each = blocks.prefix_run(len(prefix))
         window = _RUN_WINDOW
         while True:
             limit = min(len(text), start + window)
-            end = span.match(text, start, limit).end()  # type: ignore[union-attr]
+            match = span.match(text, start, limit)  # the first line is cut by the window
+            end = match.end() if match is not None else start
             bodies = each.findall(text, start, end)
             done, line_no = self._bodies(bodies, line_no)
             if done < len(bodies):  # stopped before a line: where it starts
@@ -284,6 +288,15 @@ class _State:
             if not text.startswith(prefix, end):
                 return start, line_no  # the run ended before the window did
             window *= 2
+
+    def _info(self, body: str) -> tuple[str | None, ...]:
+        """``_body(body)``, kept per text."""
+        info = self.bodies.get(body)
+        if info is None:
+            if len(self.bodies) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
+                self.bodies.clear()
+            info = self.bodies[body] = _body(body)
+        return info
 
     def _bodies(self, bodies: list[str], line_no: int) -> tuple[int, int]:
         """``_stamp_run``'s lines, by their texts after the stamp text: how many were read

@@ -72,11 +72,14 @@ def run_pattern(shape: str, host: str | None) -> re.Pattern[str] | None:
     return re.compile(rf"(?:{stamp}[^\n]*\n)*")
 
 
-@functools.lru_cache(maxsize=256)
-def prefix_run(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
-    """For the lines that start with the stamp text ``prefix`` (an Xid's RPC history: 30
-    lines of one stamp): a pattern whose match from a line start spans the stretch of them,
-    and one whose ``findall`` over that stretch gives each line's text after the prefix.
-    Cached: the stamp of a dmesg -T storm recurs, and a compile costs tens of lines."""
-    escaped = re.escape(prefix)
-    return re.compile(rf"(?:{escaped}[^\n]*\n)*"), re.compile(rf"{escaped}([^\n]*)\n")
+@functools.lru_cache(maxsize=64)
+def prefix_run(length: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """For the lines that start with the ``length`` characters the first of them starts
+    with (its stamp text; an Xid's RPC history: 30 lines of one stamp): a pattern whose
+    match from the first spans the stretch of them, and one whose ``findall`` over that
+    stretch gives each line's text after the stamp text. By length, not by text: a stamp
+    text is new at every event, and compiling a pattern costs as much as 30 lines."""
+    return (
+        re.compile(rf"(?P<p>[^\n]{{{length}}})[^\n]*\n(?:(?P=p)[^\n]*\n)*"),
+        re.compile(rf"[^\n]{{{length}}}([^\n]*)\n"),
+    )
