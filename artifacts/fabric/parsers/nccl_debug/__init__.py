@@ -145,14 +145,17 @@ _ALGO = re.compile(
     r"^(?:(?P<coll>\w+): )?(?P<bytes>\d+) Bytes -> Algo (?P<algo>\w+) proto (?P<proto>\w+)"
     r"(?: channel\{Lo\.\.Hi\}=\{(?P<lo>\d+)\.\.(?P<hi>\d+)\})?"
 )
+# Possessive (``++``): what follows each run (":", a space, the end) is what the run cannot
+# take, so giving characters back never leads to a match; not trying spares the bulk
+# reading of the collective calls a tenth of its time (issue 27).
 _COLL = re.compile(
-    r"^(?P<coll>\w+): opCount \w+ sendbuff \S+ recvbuff \S+ count (?P<count>\d+) "
-    r"datatype (?P<dt>\d+)"
+    r"^(?P<coll>\w++): opCount \w++ sendbuff \S++ recvbuff \S++ count (?P<count>\d++) "
+    r"datatype (?P<dt>\d++)"
 )
 # The same pattern run over many messages joined by newlines (none of its parts can match a
 # newline, so each match is one message's ``_COLL.match``).
 # The rest of each line is taken too, so that the search does not step through it.
-_COLL_LINES = re.compile(_COLL.pattern + r"[^\n]*", re.MULTILINE)
+_COLL_LINES = re.compile(_COLL.pattern + r"[^\n]*+", re.MULTILINE)
 _IB_USING = re.compile(r"\[(?P<i>\d+)\](?P<name>[^:\s\[]+):(?P<port>\d+)/(?P<ll>\w+)")
 _IB_DEVICE = re.compile(
     r"^NET/IB ?: \[(?P<i>\d+)\] (?P<name>[^:\s]+):[^:\s]*:(?P<port>\d+)/(?P<ll>\w+)"
