@@ -11,10 +11,10 @@ Messages are attributed to ranks through the ``comm 0x... rank R`` lines: a thre
 printed a comm line speaks for that comm; otherwise the (host, pid, cudaDev) of the line
 maps to the rank of the largest communicator seen there (the world rank).
 
-A big log is read in blocks of whole lines (issue 27): the lines most of it is made of (a plain
-header of a known host, then TRACE/CALL chatter or a collective call) are counted and read
-in bulk, and every other line goes through the line-by-line reading (``_State.feed``), which
-``parse_by_line`` keeps as the reference the block reading must equal.
+A big log is read in blocks of whole lines (issue 27): the lines most of it is made of (a
+plain header of a known host, then TRACE/CALL chatter or a collective call) are counted and
+read in bulk, and every other line goes through the line-by-line reading (``_State.feed``),
+which ``parse_by_line`` keeps as the reference the block reading must equal.
 """
 
 from __future__ import annotations
@@ -65,8 +65,8 @@ KIND = "nccl_debug"
 VERSION = 1
 
 # A block's bytes, its text and its lines are read while they are still in the CPU's cache:
-# 256 KiB blocks read the TRACE log 9 % faster than 1 MiB ones (issue 27, measured 128 KiB
-# to 1 MiB); tests make it small, so that lines fall across many block ends.
+# 256 KiB blocks read the TRACE log 5 to 9 % faster than 1 MiB ones (issue 27, measured from
+# 64 KiB to 1 MiB); tests make it small, so that lines fall across many block ends.
 BLOCK_BYTES = 256 * 1024
 
 # Bounds on what one file may add to the result, so memory stays flat on huge logs.
@@ -346,14 +346,16 @@ class _State:
         would make of them, one by one.
 
         Most lines of a big log are a plain header (``host:pid:tid [dev] mid NCCL LEVEL`` at
-        the start, of a host already seen, no second "NCCL " on the line) and TRACE/CALL
+        the start, of a host already seen, no second header on the line) and TRACE/CALL
         chatter (counted only) or an INFO message. Such a header is read once per distinct
         text up to the level word (``_plain_header``) instead of being searched for on every
         line; what each such line adds to the counts is added in bulk (``_count_plain``)
         before the next line that goes through ``feed``, and the two commonest messages
-        (collective calls, algorithm choices) are read together at the end. Lines without
-        a header that change nothing (``_inert``: "... NCCL RDMA server accept") are
-        remembered and skipped. Every other line goes through ``feed``.
+        (collective calls, algorithm choices) are read together at the end. Any other INFO
+        message's kind is remembered by its text (``info_kinds``): one of no kind costs a
+        dict lookup, one of a kind is read by the line's header as ``_info`` reads it. Lines
+        without a header that change nothing (``_inert``: "... NCCL RDMA server accept")
+        are remembered and skipped. Every other line goes through ``feed``.
         """
         headers = self.plain_headers
         inert = self.inert_lines
