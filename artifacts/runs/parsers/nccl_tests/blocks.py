@@ -66,6 +66,22 @@ _TODAYS_ROW = (
 TODAYS_ROWS_RE = re.compile(rb"(?:" + _TODAYS_ROW + rb")+")
 
 
+def holds(block: bytes, needle: bytes, probe: int, budget: int = 1000) -> bool:
+    """``needle in block``, found from the places of its byte at ``probe`` (one byte is
+    found by memchr, 100 times faster than ``in``, which reads about 1 GB/s): pick a byte that
+    is rare in nccl-tests output (no "L" or "," in its tables). Past ``budget`` places that
+    are not the needle, ``in`` answers."""
+    byte = needle[probe : probe + 1]
+    at = block.find(byte)
+    for _ in range(budget):
+        if at < 0:
+            return False
+        if at >= probe and block.startswith(needle, at - probe):
+            return True
+        at = block.find(byte, at + 1)
+    return needle in block
+
+
 def iter_pieces(stream: BinaryIO, collector: Collector) -> Iterator[bytes | str]:
     """The stream as clean blocks of whole lines (bytes) and repaired lines (str)."""
     return iter(_Blocks(stream, collector))

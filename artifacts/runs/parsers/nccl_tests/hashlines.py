@@ -95,3 +95,67 @@ def _params(text: str) -> tuple[tuple[str, int, str], ...]:
         ("_".join(key.split()), int(value), unit)
         for key, value, unit in _PARAM_PAIR_RE.findall(text.lstrip("#"))
     )
+
+
+class HashLines:
+    """What each '#' line seen says, remembered by its text, and what each run of '#' lines
+    seen does, remembered by its bytes (both forgotten all at once past their bounds)."""
+
+    MAX_LINES = 4096
+    MAX_LINE_TEXT = 4096  # longer lines are read each time
+    MAX_RUNS = 256
+    MAX_RUN_BYTES = 1 << 20  # of the remembered runs together
+
+    def __init__(self) -> None:
+        self._lines: dict[str, HashLine] = {}
+        self._runs: dict[bytes, tuple[tuple[int, HashLine], ...] | None] = {}
+        self._run_bytes = 0
+
+    def line(self, text: str) -> HashLine:
+        """``read_hash_line(text)``, remembered."""
+        line = self._lines.get(text)
+        if line is None:
+            line = read_hash_line(text)
+            if len(text) <= self.MAX_LINE_TEXT:
+                if len(self._lines) >= self.MAX_LINES:
+                    self._lines.clear()
+                self._lines[text] = line
+        return line
+
+    def run(self, chunk: bytes) -> tuple[tuple[int, HashLine], ...] | None:
+        """For whole lines that are all '#' lines or blank (stripped): the '#' lines that
+        say something, each with how many '#' lines end with it (the reader counts every
+        one of them, ``text.TextReader.lineno``); the last may be SKIPPED, to count the
+        lines after the last that says something. None when a line is anything else."""
+        found = self._runs.get(chunk, False)
+        if found is not False:
+            return found
+        found = self._read_run(chunk)
+        if len(chunk) <= self.MAX_RUN_BYTES:
+            if (
+                len(self._runs) >= self.MAX_RUNS
+                or self._run_bytes + len(chunk) > self.MAX_RUN_BYTES
+            ):
+                self._runs.clear()
+                self._run_bytes = 0
+            self._runs[chunk] = found
+            self._run_bytes += len(chunk)
+        return found
+
+    def _read_run(self, chunk: bytes) -> tuple[tuple[int, HashLine], ...] | None:
+        steps: list[tuple[int, HashLine]] = []
+        count = 0
+        for raw in chunk.decode("utf-8").split("\n")[:-1]:
+            text = raw.strip()
+            if not text:
+                continue  # the reader skips it without counting it
+            if text[0] != "#":
+                return None
+            count += 1
+            line = self.line(text)
+            if line.kind is not None:
+                steps.append((count, line))
+                count = 0
+        if count:
+            steps.append((count, SKIPPED))
+        return tuple(steps)

@@ -23,8 +23,9 @@ from artifacts.runs.parsers.nccl_tests.blocks import (
     RANK_RUN_RE,
     ROW_RUN_RE,
     TODAYS_ROWS_RE,
+    holds,
 )
-from artifacts.runs.parsers.nccl_tests.hashlines import RANK_RE, HashLine, read_hash_line
+from artifacts.runs.parsers.nccl_tests.hashlines import RANK_RE, HashLine, HashLines
 from artifacts.runs.parsers.nccl_tests.lines import (
     DEBUG_TAIL_RE,
     HOST_CHARS,
@@ -60,8 +61,6 @@ MAX_LAYOUT_TEXT = 4096  # longer header lines are read each time
 BARE_HEADER_RE = re.compile(r"^size\s+count\s+type\s.*\b(?:cpu)?time\s+algbw\s+busbw\b")
 _ROW_RE = re.compile(r"^(\d+)\s+(\d+)\s+([A-Za-z_]\w*)(?:\s+(.*))?$")
 _DIGITS = frozenset("0123456789")
-MAX_HASH_LINES = 4096  # '#' lines remembered with what they say (hashlines)
-MAX_HASH_LINE_TEXT = 4096  # longer ones are read each time
 _PLAIN_VERSION_RE = re.compile(r"^NCCL version (\d+\.\d+\.\d+)")
 _COMMAND_RE = re.compile(r"(?:^|[\s/=\"'])([A-Za-z]\w*?_perf)(?:_mpi)?(?=[\s\"']|$)")
 _PROMPT_RE = re.compile(r"^(?:\[[^\]]*\]|[^\s#$]+)?[#$]\s+")
@@ -129,11 +128,14 @@ class TextReader:
         # it is not a device line after all (it then goes line by line).
         self.rank_blocks: dict[bytes, _RankBlock | None] = {}
         self.rank_block_bytes = 0
+        self.last_rank_chunk = b""
+        self.last_rank_block: _RankBlock | None = None
         self.row_plans = RowPlans()
         # The layout of each column header line seen (a log of many runs prints the same few).
         self.layouts: dict[str, Layout | None] = {}
-        self.hash_lines: dict[str, HashLine] = {}
+        self.hash_lines = HashLines()
         self.lineno = 0
+        self.marked = True  # feed_block's: the block may hold "NCCL " or "(), "
         self.last_preamble_line = -(10**9)
 
     def _table_runs(self) -> list[RunBuilder]:
@@ -152,7 +154,11 @@ class TextReader:
         # A newline first, so that every line starts after one: the patterns then start
         # with a literal newline, which the regex engine finds fast.
         text = b"\n" + block
-        if b"NCCL " in block:
+        # Whether a piece of this block may hold a debug line or a function prefix (which
+        # go the line-by-line way): searched once here, not in every piece.
+        debug = holds(block, b"NCCL ", 3)
+        self.marked = debug or holds(block, b"(), ", 2)
+        if debug:
             text, quiet = QUIET_DEBUG_RE.subn(b"", text)
             self.collector.debug_lines += quiet
         done = 1
@@ -162,6 +168,10 @@ class TextReader:
                 done = ranks.end() + 1
                 self._feed_ranks(text[ranks.start() + 1 : done])
         self._feed_output(text, done, len(text))
+
+    def _marked(self, chunk: bytes) -> bool:
+        """A piece of the block being fed holds an NCCL debug line or a function prefix."""
+        return self.marked and (b"NCCL " in chunk or b"(), " in chunk)
 
     def _feed_output(self, text: bytes, start: int, end: int) -> None:
         """The lines of ``text[start:end]`` (whole lines, a newline before the first), each
@@ -176,7 +186,7 @@ class TextReader:
         """Lines that may all be result rows of the one table being printed: read by that
         layout's RowPlan in one step, and added as ``_on_row`` adds them one by one."""
         collector = self.collector
-        if self.pending_fragment or self.continuation or b"NCCL " in chunk or b"(), " in chunk:
+        if self.pending_fragment or self.continuation or self._marked(chunk):
             self._feed_lines(chunk)
             return
         candidates = [r for r in collector.open if r.layout is not None and not r.footer]
@@ -206,6 +216,17 @@ class TextReader:
             target.last_size = kept[-1].size_bytes
 
     def _feed_lines(self, chunk: bytes) -> None:
+        if not (self.pending_fragment or self.continuation or self._marked(chunk)):
+            # Only '#' lines and blank ones (a run's preamble, the lines around its table):
+            # what they do, read once per distinct run of them. Nothing a '#' line does
+            # starts a pending fragment or a continued command, so the loop below would take
+            # each of them to _on_hash.
+            steps = self.hash_lines.run(chunk)
+            if steps is not None:
+                for count, line in steps:
+                    self.lineno += count
+                    self._act(line)
+                return
         for line in chunk.decode("utf-8").split("\n")[:-1]:
             if (
                 self.pending_fragment
@@ -233,13 +254,19 @@ class TextReader:
     def _feed_ranks(self, chunk: bytes) -> None:
         """A run of "# Rank" lines: read by ``RANK_RE`` the first time the same bytes are
         seen, then placed as ``_on_rank`` would place them one by one."""
-        if self.pending_fragment or self.continuation or b"NCCL " in chunk or b"(), " in chunk:
+        if self.pending_fragment or self.continuation or self._marked(chunk):
             self._feed_each(chunk)
             return
-        block = self.rank_blocks.get(chunk, False)
-        if block is False:
-            block = self._read_ranks(chunk)
-            self._remember(chunk, block)
+        if chunk == self.last_rank_chunk:
+            # The device list of the run before (a log of many runs on the same devices):
+            # a byte comparison, where the lookup below hashes the whole list first.
+            block = self.last_rank_block
+        else:
+            block = self.rank_blocks.get(chunk, False)
+            if block is False:
+                block = self._read_ranks(chunk)
+                self._remember(chunk, block)
+            self.last_rank_chunk, self.last_rank_block = chunk, block
         if block is None:
             self._feed_each(chunk)
             return
@@ -441,13 +468,10 @@ class TextReader:
     # ----------------------------------------------------------------- '#' lines
 
     def _on_hash(self, text: str) -> None:
-        line = self.hash_lines.get(text)
-        if line is None:
-            line = read_hash_line(text)
-            if len(text) <= MAX_HASH_LINE_TEXT:
-                if len(self.hash_lines) >= MAX_HASH_LINES:
-                    self.hash_lines.clear()
-                self.hash_lines[text] = line
+        self._act(self.hash_lines.line(text))
+
+    def _act(self, line: HashLine) -> None:
+        """What a '#' line says (hashlines.read_hash_line), done."""
         kind, value = line
         if kind is None:
             return

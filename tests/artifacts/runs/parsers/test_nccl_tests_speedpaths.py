@@ -18,7 +18,7 @@ import pytest
 
 from artifacts.parsers.base import ParseError
 from artifacts.runs.parsers import nccl_tests
-from artifacts.runs.parsers.nccl_tests import blocks, rows, run, text
+from artifacts.runs.parsers.nccl_tests import blocks, hashlines, rows, run, text
 from artifacts.runs.parsers.nccl_tests.table import Layout, parse_row
 from artifacts.runs.parsers.nccl_tests.values import BadValue
 from tests.samples import any_sample
@@ -164,7 +164,9 @@ def test_rows_read_in_bulk_as_line_by_line(seed: int, monkeypatch: pytest.Monkey
     monkeypatch.setattr(run, "MAX_RUNS", rng.choice([2, 7, 10_000]))
     monkeypatch.setattr(run, "MAX_ROWS", rng.choice([5, 60, 1_000_000]))
     monkeypatch.setattr(text, "MAX_LAYOUTS", rng.choice([1, 256]))
-    monkeypatch.setattr(text, "MAX_HASH_LINES", rng.choice([1, 4096]))
+    monkeypatch.setattr(hashlines.HashLines, "MAX_LINES", rng.choice([1, 4096]))
+    monkeypatch.setattr(hashlines.HashLines, "MAX_RUNS", rng.choice([1, 256]))
+    monkeypatch.setattr(hashlines.HashLines, "MAX_RUN_BYTES", rng.choice([200, 1 << 20]))
     monkeypatch.setattr(rows.RowPlans, "LIMIT", rng.choice([1, 64]))
     expected = _line_by_line(data, monkeypatch)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", rng.choice([300, 4096, 1 << 20]))
@@ -214,3 +216,13 @@ def test_the_cycle_collector_is_left_as_it_was() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_holds_answers_as_in_does(seed: int) -> None:
+    rng = random.Random(seed)
+    for _ in range(500):
+        block = bytes(rng.choice(b"NCL (), x\n") for _ in range(rng.randrange(0, 60)))
+        for needle, probe in ((b"NCCL ", 3), (b"(), ", 2), (b"NCCL ", 0)):
+            for budget in (0, 1, 3, 1000):
+                assert blocks.holds(block, needle, probe, budget) == (needle in block), block
