@@ -22,6 +22,7 @@ Pure Python, no Django.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import functools
 import io
 import re
@@ -790,7 +791,7 @@ class CleanStream(io.RawIOBase):
             if len(self._pending) > self._max:  # a line without end: emit it cut, keep going
                 whole += self._pending[: self._max] + "\n"
                 self._pending = ""
-        runs = _runs(whole, self._view) if not self._view.layers and not self._view.part else None
+        runs = _runs(whole, self._view) if not self._view.part else None
         if runs is None:
             self._out += self._clean_lines(whole)
             return
@@ -848,7 +849,7 @@ def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> byte
         return CleanStream(io.BytesIO(data), view, max_line=max_line).read()
     codec = "utf-8" if view.encoding == "utf-8-sig" else view.encoding
     text = data.decode(codec, errors="replace").removeprefix("\ufeff")
-    if not view.layers and view.part is None:
+    if view.part is None:
         return _clean_untouched(text, view).encode("utf-8")
     lines = text.split("\n")
     if not lines[-1]:
@@ -929,16 +930,91 @@ def _glued_lines(text: str, start: int, end: int, starts: set[int], limit: int) 
 
 
 def _runs(text: str, view: View) -> Iterator[tuple[str, int, list[str] | None]] | None:
-    """The clean text of a view without layers or part, in runs: (run, its line count, None)
-    for lines cleaning leaves as they are, copied at once, and ("", 1, pieces) for a line it
-    may change; None when line by line is the better way (``_changed_lines``)."""
+    """The clean text of a view without part, in runs: (run, its line count, None) for lines
+    cleaning leaves as they are (but for their layers), copied at once, and ("", 1, pieces)
+    for a line it may change; None when line by line is the better way (``_changed_lines``,
+    ``_whole_text_layers``)."""
     if "\r" in text:
         # a line's trailing CRs go (the lines left with one are cleaned one by one)
         text = text.replace("\r\n", "\n")
+    if view.layers:
+        return _layered_runs(text, view)
     starts = _changed_lines(text, view)
     if starts is None:
         return None
     return _split_runs(text, starts, view)
+
+
+def _layered_runs(text: str, view: View) -> Iterator[tuple[str, int, list[str] | None]] | None:
+    """``_runs`` of a view with layers: each layer is taken off every line by one
+    substitution over the text, and the lines cleaning may change otherwise (found in the
+    text as it came for its marks, in the stripped text for glued NCCL headers) are cleaned
+    one by one from their original line."""
+    patterns = _whole_text_layers(view.layers)
+    if patterns is None or any(mark in text for mark in _LINE_STARTS):
+        return None  # a kept layer, one that may cross a line end, or launcher tags
+    stripped = text
+    for pattern in patterns:
+        stripped = pattern.sub("", stripped)
+    if stripped.count("\n") != text.count("\n"):
+        return None  # a prefix took a line end with it: the lines are not the same lines
+    marked = _changed_lines(text, dataclasses.replace(view, layers=(), hosts=()))
+    if marked is None:
+        return None
+    changed = set(_line_indexes(text, marked))
+    if view.hosts:
+        glued: set[int] = set()
+        limit = text.count("\n") // 4 + 16
+        if not _glued_lines(stripped, 0, len(stripped), glued, limit):
+            return None
+        changed.update(_line_indexes(stripped, sorted(glued)))
+    return _indexed_runs(text.split("\n"), stripped.split("\n"), sorted(changed), view)
+
+
+@functools.lru_cache(maxsize=64)
+def _whole_text_layers(layers: tuple[str, ...]) -> tuple[re.Pattern[str], ...] | None:
+    r"""Each layer's pattern at every line start of a text, or None when one cannot be: a kept
+    layer (its text moves, see ``_strip``), or a pattern with a part that may match a line
+    end or look past one (``\s``, a negated class, ``$``, ...). Launcher tags, which
+    ``_strip`` takes off between layers, are not in a text this is used for."""
+    out = []
+    for name in layers:
+        if name.startswith(KEEP):
+            return None
+        source = layer_pattern(name).pattern
+        if not source.startswith("^") or any(part in source for part in _LINE_CROSSING):
+            return None
+        out.append(re.compile("(?m)" + source))
+    return tuple(out)
+
+
+_LINE_CROSSING = ("\\s", "\\S", "\\D", "\\W", "[^", "\\Z", "\\A", "$", "\\n", "(?s")
+
+
+def _line_indexes(text: str, starts: list[int]) -> list[int]:
+    """The 0-based line numbers of sorted line starts of ``text``."""
+    out, line, at = [], 0, 0
+    for start in starts:
+        line += text.count("\n", at, start)
+        at = start
+        out.append(line)
+    return out
+
+
+def _indexed_runs(
+    lines: list[str], stripped: list[str], changed: list[int], view: View
+) -> Iterator[tuple[str, int, list[str] | None]]:
+    if not lines[-1]:  # the empty string after the final newline is no line
+        lines.pop()
+        stripped.pop()
+    at = 0
+    for index in changed:
+        if index > at:
+            yield "\n".join(stripped[at:index]) + "\n", index - at, None
+        yield "", 1, list(_pieces(lines[index].rstrip("\r"), view))
+        at = index + 1
+    if at < len(lines):
+        yield "\n".join(stripped[at:]) + "\n", len(lines) - at, None
 
 
 def _split_runs(

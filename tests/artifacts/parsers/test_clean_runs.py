@@ -1,8 +1,9 @@
-"""Cleaning copies the runs of lines it leaves as they are at once (``normalize._runs``) and
-cleans only the lines it may change: random files of NCCL lines (own headers, TRACE lines
-with a function name, glued headers, launcher tags), prompts, fences, colours and carriage
-returns, read in random chunk sizes, must give what cleaning each line on its own gives,
-with the same line map."""
+"""Cleaning copies the runs of lines it leaves as they are at once (``normalize._runs``),
+takes layers off every line by one substitution per layer, and cleans only the lines it may
+change: random files of NCCL lines (own headers, TRACE lines with a function name, glued
+headers, launcher tags), prompts, fences, colours and carriage returns, under random
+prefixes of the layers a view names (and of others), read in random chunk sizes, must give
+what cleaning each line on its own gives, with the same line map."""
 
 from __future__ import annotations
 
@@ -56,6 +57,38 @@ ODD_LINES = (
 )
 
 
+# Layers as ``normalize.plan`` names them, and prefixes of theirs (and not) to put on lines.
+LAYERS = (
+    (),
+    ("slurm",),
+    ("kubectl", "host"),
+    ("timestamp",),
+    ("syslog",),
+    ("keep:kubectl",),
+    (r"time:^\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?\ \|\ ",),
+    (r"time:^\[ *\d+\.\d{3,9}\] ", "slurm"),
+    (r"tag:^\[(?=[^\]]*[A-Za-z])[\w.\-@/:]{1,40}\] ",),
+    (r"tag:^(?=[\w.\-@/]*\d)[A-Za-z0-9][\w.\-@/]{0,63}: ",),
+)
+PREFIXES = (
+    "",
+    "0: ",
+    " 12: ",
+    "0: 1: ",
+    "2024-05-01T10:00:00.123Z ",
+    "2024-05-01T10:00:00Z gpu07: ",
+    "gpu07: ",
+    "10:00:01 | ",
+    "10:00:01.5 | 3: ",
+    "[2024-05-01 10:00:00] ",
+    "Feb 23 16:24:18 gpu07 nccl[42]: ",
+    "Feb 23 16:24:18 gpu07 kernel: ",
+    "[   12.345678] 0: ",
+    "[worker-2] ",
+    "[000] ",
+)
+
+
 def line_by_line(data: bytes, view: View) -> tuple[bytes, list[list[int]]]:
     """The definition: every line cleaned on its own, numbered as it goes."""
     lines = data.decode("utf-8").split("\n")
@@ -94,18 +127,22 @@ def files(draw: st.DrawFn) -> tuple[bytes, View]:
             max_size=80,
         )
     )
+    prefixes = draw(st.lists(st.sampled_from(PREFIXES), min_size=1, max_size=3))
+    lines = [draw(st.sampled_from(prefixes)) + line for line in lines]
     end = draw(st.sampled_from(("\n", "\r\n", "\n\r\n")))
     text = end.join(lines) + (end if draw(st.booleans()) else "")
     view = View(
+        layers=draw(st.sampled_from(LAYERS)),
         hosts=draw(st.sampled_from(((), ("gpu07", "gpu08", "node-1")))),
         document=draw(st.booleans()),
     )
     return text.encode(), view
 
 
-@settings(max_examples=150)
+@settings(max_examples=200)
 @given(case=files(), size=st.integers(1, 64))
 @example(case=(b"gpu07:1:2 [0] NCCL INFO a] NCCL INFO b\n", View(hosts=("gpu07",))), size=7)
+@example(case=(b"0: gpu07:1:2 [0] NCCL INFO a\n\n0: x\n", View(layers=("slurm",))), size=64)
 def test_copied_runs_read_as_each_line_cleaned_alone(case: tuple[bytes, View], size: int) -> None:
     data, view = case
     want, want_map = line_by_line(data, view)
@@ -138,3 +175,27 @@ def test_a_long_clean_log_is_copied_not_cleaned_line_by_line() -> None:
     assert seen == [ODD_LINES[0]]
     assert got.count("\n") == 3001
     assert "Ring 00" in got.split("\n")[1501]
+
+
+def test_layers_are_taken_off_a_long_log_without_a_step_per_line() -> None:
+    """A Slurm-labelled NCCL log: the labels go by one substitution, only the glued line is
+    cleaned on its own (from its original line, label included), and the line map holds."""
+    lines = [f"{i % 8}: {NCCL_LINES[i % 3]}" for i in range(3000)]
+    lines[1500] = "3: " + ODD_LINES[0]
+    data = ("\n".join(lines) + "\n").encode()
+    view = View(layers=("slurm",), hosts=("gpu07", "gpu08", "node-1"))
+    seen: list[str] = []
+    pieces = normalize._pieces
+
+    def counting(line: str, view: View) -> list[str]:
+        seen.append(line)
+        return list(pieces(line, view))
+
+    normalize._pieces = counting  # type: ignore[assignment]
+    try:
+        stream = CleanStream(io.BytesIO(data), view)
+        got = stream.read()
+    finally:
+        normalize._pieces = pieces  # type: ignore[assignment]
+    assert seen == ["3: " + ODD_LINES[0]]
+    assert (got, stream.line_map.to_json()) == line_by_line(data, view)
