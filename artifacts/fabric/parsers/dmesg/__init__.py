@@ -154,6 +154,7 @@ class _State:
         self.last_stamp: tuple[str, Stamp | None] = ("", None)
         # what _stamp_run reads in a line's text after its stamp (_body), per text
         self.bodies: dict[str, tuple[str | None, ...]] = {}
+        self.bodies_known = False  # whether self.bodies was read with SLOW_KNOWN
         self.stamps: dict[str, Stamp] = {}  # by stamp text (_stamp)
         self.event_of: dict[str, Any] = {}  # events.event per text (_event)
 
@@ -270,6 +271,11 @@ class _State:
         reads; every check reads the text only, so a word in the stamp text (a -T date's
         free text) changes nothing. Returns where it stopped and the last line's number."""
         prefix = self.last_stamp[0]
+        known = self.kernel_version is not None and self.hardware is not None
+        if known != self.bodies_known:  # "Tainted"... no longer stop a run (once only: an
+            # entry read before is stricter, never wrong, so this is for speed)
+            self.bodies.clear()
+            self.bodies_known = known
         if self._info(text[start + len(prefix) : text.index("\n", start)]) is _ODD:
             return start, line_no  # the next line is feed_block's: no window searched
         span, each = blocks.prefix_run(len(prefix))
@@ -295,7 +301,7 @@ class _State:
         if info is None:
             if len(self.bodies) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
                 self.bodies.clear()
-            info = self.bodies[body] = _body(body)
+            info = self.bodies[body] = _body(body, self.bodies_known)
         return info
 
     def _bodies(self, bodies: list[str], line_no: int) -> tuple[int, int]:
@@ -314,7 +320,7 @@ class _State:
             if info is None:
                 if len(memo) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
                     memo.clear()
-                info = memo[body] = _body(body)
+                info = memo[body] = _body(body, self.bodies_known)
             if info is _ODD:
                 break
             done += 1
@@ -587,13 +593,16 @@ _PLAIN: tuple[str | None, ...] = ()  # no "NVRM:"
 _ODD: tuple[str | None, ...] = (None,)  # perhaps a journal line: read on its own
 
 
-def _body(body: str) -> tuple[str | None, ...]:
+def _body(body: str, known: bool) -> tuple[str | None, ...]:
     """What ``_nvrm_line`` reads in a stamped line's text: its message (whole and as kept)
     and what it adds to the event it joins; ``_PLAIN`` without "NVRM:", ``_ODD`` with a
-    SLOW word (for feed) or when "kernel: " could make the line a journal line (split_stamp's
-    test is on 120 characters). No SLOW word spans the stamp text and the message: a stamp
-    text ends in "]", a digit or "Z", then a space, and no SLOW word holds those."""
-    if "kernel: " in body[:120] or blocks.SLOW.search(body):
+    SLOW word (for feed; SLOW_KNOWN once the kernel version and hardware are ``known``:
+    feed looks for the other words only until then) or when "kernel: " could make the line
+    a journal line (split_stamp's test is on 120 characters). No SLOW word spans the stamp
+    text and the message: a stamp text ends in "]", a digit or "Z", then a space, and no
+    SLOW word holds those."""
+    slow = blocks.SLOW_KNOWN if known else blocks.SLOW  # known: feed_block's choice
+    if "kernel: " in body[:120] or slow.search(body):
         return _ODD
     if "NVRM:" not in body:
         return _PLAIN
@@ -601,14 +610,6 @@ def _body(body: str) -> tuple[str | None, ...]:
     msg = found["msg"] if found is not None else None
     joined = body.split("NVRM:", 1)[1].strip()[:500]
     return (msg, msg[:500] if msg is not None else None, joined)
-
-
-def _found(m: re.Match[str] | None, none: int) -> int:
-    return m.start() if m is not None else none
-
-
-def _found_at(index: int, none: int) -> int:
-    return index if index >= 0 else none
 
 
 def _same_moment(a: Stamp, b: Stamp) -> bool:

@@ -195,6 +195,11 @@ RUN_MIDDLES = [
     "NVRM:    ",
     "NVRMx not a message",
     "",
+    # read until the kernel version and hardware are known, counted after
+    "Linux version 5.15.0-112-generic (buildd@lcy02-amd64-051)",
+    "CPU: 17 PID: 2024380 Comm: nvidia-smi Tainted: P           OE     5.15.0-112-generic #1",
+    "Hardware name: Dell Inc. PowerEdge XE9680/0KK0RG, BIOS 2.3.5 09/10/2024",
+    "NVRM: Hardware name in an NVRM line",
 ]
 
 
@@ -202,7 +207,7 @@ def _rpc_history(rng: random.Random, stamp: str) -> str:
     lines = [line.split("] ", 1)[1] for line in SAMPLE_TEXT.splitlines() if "NVRM:  " in line]
     lines += ["NVRM: GPU4 RPC history (CPU -> GSP):"] * 3  # the same message again
     rng.shuffle(lines)
-    for _ in range(rng.randrange(0, 4)):
+    for _ in range(rng.randrange(0, 6)):
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(RUN_MIDDLES))
     return "".join(f"{stamp}{line}\n" for line in lines)
 
