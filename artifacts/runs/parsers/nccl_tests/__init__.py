@@ -14,8 +14,10 @@ Inputs understood (the output shape is documented in docs/formats.md, "## nccl_t
 * fragments: a results table without its preamble, even with its header's ``#`` lost.
 
 This module is the registry entry point; the work is done by the package's modules: blocks
-(the text read in 1 MiB blocks of whole lines), text (text tables), json (JSON and JSON
-lines, on jsoncursor), table (column layouts and rows), lines (prefix stripping, markers),
+(the text read in 1 MiB blocks of whole lines), text (text tables, line by line), bulk (the
+same, a block at a time, with rows (a table's rows by one pattern) and hashlines ('#' lines
+read once per distinct line)), json (JSON and JSON lines, on jsoncursor), table (column
+layouts and rows), lines (prefix stripping, markers),
 run (mutable per-run and per-file state), results (the frozen result and its warnings),
 infer (the collective of a table that names none, from its busbw/algbw ratio, its columns
 and the file name), model (the dataclasses) and values (tokens to values).
@@ -35,6 +37,7 @@ from typing import BinaryIO
 from artifacts.parsers.base import ParseError
 from artifacts.parsers.textutil import head_text, peek
 from artifacts.runs.parsers.nccl_tests.blocks import iter_pieces
+from artifacts.runs.parsers.nccl_tests.bulk import BulkTextReader
 from artifacts.runs.parsers.nccl_tests.json import (
     MAX_JSON_LINE_CHARS,
     JsonDocuments,
@@ -72,7 +75,6 @@ from artifacts.runs.parsers.nccl_tests.text import (
     BARE_HEADER_RE,
     CONCURRENCY_WINDOW,
     MAX_PENDING_CHARS,
-    TextReader,
 )
 from artifacts.runs.parsers.nccl_tests.values import (
     BadValue,
@@ -228,7 +230,7 @@ def _parse(stream: BinaryIO, name: str | None) -> NcclTestsResult:
     head, buffered = peek(stream, HEAD_BYTES, buffer_size=64 * 1024)
     collector = Collector()
     collector.file_name = name
-    text = TextReader(collector, on_json_line=RcclLines(collector).feed)
+    text = BulkTextReader(collector, on_json_line=RcclLines(collector).feed)
     if _looks_like_json_doc(head.decode("utf-8", "replace").lstrip("\ufeff")):
         JsonDocuments(collector, feed=text.feed).read(buffered)
     else:

@@ -18,7 +18,7 @@ import pytest
 
 from artifacts.parsers.base import ParseError
 from artifacts.runs.parsers import nccl_tests
-from artifacts.runs.parsers.nccl_tests import blocks, text
+from artifacts.runs.parsers.nccl_tests import blocks, bulk
 from tests.artifacts.fabric.parsers.blocks import jitter
 from tests.samples import any_sample
 
@@ -123,7 +123,7 @@ def test_a_tiled_log_reuses_its_device_lists_and_reads_the_same(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     data = any_sample(SOURCES[0]).read_bytes() * 6
-    monkeypatch.setattr(text, "MAX_RANK_BLOCKS", 2)  # the cache is cleared on the way
+    monkeypatch.setattr(bulk, "MAX_RANK_BLOCKS", 2)  # the cache is cleared on the way
     expected = _line_by_line(data, monkeypatch)
     assert _parsed(data) == expected
     result = nccl_tests.parse(io.BytesIO(data))
