@@ -201,7 +201,7 @@ class BulkTextReader(TextReader):
         target = candidates[0]
         if not target.ranks and len(block.numbers) == len(block.ranks) <= MAX_RANKS_PER_RUN:
             target.ranks.extend(block.ranks)
-            target.rank_numbers.update(block.numbers)
+            target.rank_numbers = block.numbers  # shared: a run without ranks has none
             target.rank_pids.extend(block.host_pids)
         else:
             for rank, pid in zip(block.ranks, block.rank_pids, strict=True):

@@ -226,3 +226,20 @@ def test_holds_answers_as_in_does(seed: int) -> None:
         for needle, probe in ((b"NCCL ", 3), (b"(), ", 2), (b"NCCL ", 0)):
             for budget in (0, 1, 3, 1000):
                 assert blocks.holds(block, needle, probe, budget) == (needle in block), block
+
+
+def test_a_shared_device_list_is_not_changed_by_a_run_that_adds_to_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Runs listing the same devices share one set of rank numbers (bulk.py); a rank line
+    after the list, in one run, must not reach the others."""
+    lines = any_sample(SOURCES[0]).read_bytes().splitlines(keepends=True)
+    end = next(i for i, line in enumerate(lines) if line.startswith(b"# Reducing"))
+    run_text = b"".join(lines[:end])
+    rest = b"".join(lines[end : next(i for i, x in enumerate(lines) if b"concluded" in x) + 1])
+    extra = b"#\n#  Rank 99 Group  0 Pid 5 on cnode9 device  0 [0000:1b:00] NVIDIA H100\n"
+    data = run_text + extra + rest + run_text + rest + run_text + extra + rest
+    expected = _line_by_line(data, monkeypatch)
+    assert _parsed(data) == expected
+    result = nccl_tests.parse(io.BytesIO(data))
+    assert [run.nranks for run in result.runs] == [100, 80, 100]
