@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from artifacts.fabric.parsers import nccl_debug
+from artifacts.fabric.parsers.nccl_debug import limits
 from artifacts.parsers.base import ParseError
 from tests.artifacts.fabric.parsers.blocks import jitter
 
@@ -124,10 +125,10 @@ def _read(parse: object, data: bytes) -> str:
 def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
     monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", rng.choice([64, 500, 4096, 1 << 20]))
-    monkeypatch.setattr(nccl_debug, "MAX_MEMO", rng.choice([1, 3, 4096]))
-    monkeypatch.setattr(nccl_debug, "MAX_EVENTS", rng.choice([2, 50, 10_000]))
-    monkeypatch.setattr(nccl_debug, "MAX_ITEMS", rng.choice([3, 50, 50_000]))
-    monkeypatch.setattr(nccl_debug, "MAX_ENV", rng.choice([1, 2_000]))
+    monkeypatch.setattr(limits, "MAX_MEMO", rng.choice([1, 3, 4096]))
+    monkeypatch.setattr(limits, "MAX_EVENTS", rng.choice([2, 50, 10_000]))
+    monkeypatch.setattr(limits, "MAX_ITEMS", rng.choice([3, 50, 50_000]))
+    monkeypatch.setattr(limits, "MAX_ENV", rng.choice([1, 2_000]))
     data = _random_log(rng)
     assert _read(nccl_debug.parse, data) == _read(nccl_debug.parse_by_line, data)
 
@@ -201,7 +202,7 @@ def test_remembered_messages_are_read_by_their_host_and_thread(
     block_bytes: int, memo: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(nccl_debug, "MAX_MEMO", memo)
+    monkeypatch.setattr(limits, "MAX_MEMO", memo)
     data = SAME_MESSAGES * 3
     result = nccl_debug.parse(io.BytesIO(data))
     assert result == nccl_debug.parse_by_line(io.BytesIO(data))
@@ -278,7 +279,7 @@ def test_a_second_nccl_word_that_starts_no_header_keeps_the_line_plain(
     block_bytes: int, memo: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(nccl_debug, "MAX_MEMO", memo)
+    monkeypatch.setattr(limits, "MAX_MEMO", memo)
     data = SECOND_NCCL * 3
     result = nccl_debug.parse(io.BytesIO(data))
     assert result == nccl_debug.parse_by_line(io.BytesIO(data))
