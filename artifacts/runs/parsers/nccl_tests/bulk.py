@@ -201,6 +201,7 @@ class BulkTextReader(TextReader):
         target = candidates[0]
         if not target.ranks and len(block.numbers) == len(block.ranks) <= MAX_RANKS_PER_RUN:
             target.ranks.extend(block.ranks)
+            target.listed_ranks = block.ranks
             target.rank_numbers = block.numbers  # shared: a run without ranks has none
             target.rank_pids.extend(block.host_pids)
         else:

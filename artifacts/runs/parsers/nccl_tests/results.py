@@ -11,7 +11,7 @@ from typing import Any
 
 from artifacts.parsers.base import ParseError
 from artifacts.runs.parsers.nccl_tests.infer import Inference, infer_collective, nranks_for
-from artifacts.runs.parsers.nccl_tests.model import NcclRun, NcclTestsResult
+from artifacts.runs.parsers.nccl_tests.model import NcclRank, NcclRun, NcclTestsResult
 from artifacts.runs.parsers.nccl_tests.run import (
     MAX_LINE_BYTES,
     MAX_ROWS,
@@ -140,7 +140,7 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
         nccl_tests_version=b.nccl_tests_version,
         nccl_version=version,
         params=params,
-        ranks=tuple(b.ranks),
+        ranks=_ranks(b),
         nranks=listed,
         hosts=tuple(sorted({r.host for r in b.ranks if r.host})),
         rows=tuple(b.rows),
@@ -160,6 +160,15 @@ def _build(c: Collector, b: RunBuilder, number: int) -> tuple[NcclRun, list[str]
         parts=_parts(b),
     )
     return run, warnings
+
+
+def _ranks(b: RunBuilder) -> tuple[NcclRank, ...]:
+    """The run's ranks: the shared tuple of its device list where nothing was added after
+    it (ranks are only ever appended), else a tuple of its own."""
+    listed = b.listed_ranks
+    if listed is not None and len(listed) == len(b.ranks):
+        return listed
+    return tuple(b.ranks)
 
 
 def _parts(b: RunBuilder) -> tuple[str, ...]:

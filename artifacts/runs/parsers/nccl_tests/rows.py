@@ -61,8 +61,19 @@ class RowPlan:
                 else:
                     parts += [_GAP, _NUM_UNUSED]
             self.halves.append((fields[0], fields[1], fields[2], fields[3]))
+        # The type and redop words seen, one string each for all the rows that print them.
+        self._words: dict[str, str] = {}
         parts.append(r"[ \t]*\n")
         self.pattern = re.compile("".join(parts), re.M)
+
+    def _word(self, text: str) -> str:
+        """One string for each distinct word (a few: float, double, sum, none...)."""
+        known = self._words.get(text)
+        if known is None:
+            known = text
+            if len(self._words) < 256:
+                self._words[text] = text
+        return known
 
     @staticmethod
     def for_layout(layout: Layout) -> RowPlan | None:
@@ -85,6 +96,7 @@ class RowPlan:
         first, redop, root = self.first_number, self.redop, self.root
         error_column, halves = self.error_column, self.halves
         number = _number if "N/A" in lines else float
+        word = self._word
         rows = []
         append = rows.append
         for groups in found:
@@ -104,8 +116,8 @@ class RowPlan:
             row = new(NcclRow)
             set_size(row, int(groups[0]))
             set_count(row, int(groups[1]))
-            set_dtype(row, groups[2])
-            set_redop(row, groups[redop] if redop >= 0 else None)
+            set_dtype(row, word(groups[2]))
+            set_redop(row, word(groups[redop]) if redop >= 0 else None)
             set_root(row, int(groups[root]) if root >= 0 else None)
             set_out_of_place(row, measured[0])
             set_in_place(row, measured[1] if len(measured) > 1 else None)

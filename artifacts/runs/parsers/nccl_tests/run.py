@@ -39,6 +39,9 @@ class RunBuilder:
         self.collective_named: str | None = None  # from JSON
         self.params: dict[str, Any] = {}
         self.ranks: list[NcclRank] = []
+        # The device list's own tuple when ``ranks`` was filled from it whole (bulk.py), the
+        # result's ranks for every run that lists it while no rank is added after it.
+        self.listed_ranks: tuple[NcclRank, ...] | None = None
         # A frozenset shared with other runs that list the same devices (bulk.py: 4 KB a run
         # of 80 ranks), made a set of its own before a rank is added.
         self.rank_numbers: set[int] | frozenset[int] = set()

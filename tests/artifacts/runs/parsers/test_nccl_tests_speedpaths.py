@@ -238,8 +238,10 @@ def test_a_shared_device_list_is_not_changed_by_a_run_that_adds_to_it(
     run_text = b"".join(lines[:end])
     rest = b"".join(lines[end : next(i for i, x in enumerate(lines) if b"concluded" in x) + 1])
     extra = b"#\n#  Rank 99 Group  0 Pid 5 on cnode9 device  0 [0000:1b:00] NVIDIA H100\n"
-    data = run_text + extra + rest + run_text + rest + run_text + extra + rest
+    data = run_text + extra + rest + run_text + rest + run_text + extra + rest + run_text + rest
     expected = _line_by_line(data, monkeypatch)
     assert _parsed(data) == expected
     result = nccl_tests.parse(io.BytesIO(data))
-    assert [run.nranks for run in result.runs] == [100, 80, 100]
+    assert [run.nranks for run in result.runs] == [100, 80, 100, 80]
+    assert result.runs[1].ranks is result.runs[3].ranks  # one tuple for the list's runs
+    assert len(result.runs[2].ranks) == 81
