@@ -152,7 +152,7 @@ class _State:
         self.nvrm_seen: dict[str, dict[str, Any]] = {}
         # _stamp's last stamp text and its Stamp ("" when none may be reused)
         self.last_stamp: tuple[str, Stamp | None] = ("", None)
-        # what _stamp_run reads in a line's text after its stamp (_body), per text
+        # what _stamp_run reads in a line's text after its stamp (blocks.read_text), per text
         self.bodies: dict[str, tuple[str | None, ...]] = {}
         self.bodies_known = False  # whether self.bodies was read with SLOW_KNOWN
         self.stamps: dict[str, Stamp] = {}  # by stamp text (_stamp)
@@ -267,7 +267,7 @@ class _State:
         history), read as ``_nvrm_line`` and ``_run`` read them, in one loop over their
         texts: ``findall`` over a window that doubles while the run goes on, so a run cut
         short wastes at most twice its length plus 4 KiB. Stops before a line with a SLOW
-        word in its text or that might be a journal line (``_body``), which feed_block
+        word in its text or that might be a journal line (``blocks.read_text``), which feed_block
         reads; every check reads the text only, so a word in the stamp text (a -T date's
         free text) changes nothing. Returns where it stopped and the last line's number."""
         prefix = self.last_stamp[0]
@@ -276,7 +276,7 @@ class _State:
             # entry read before is stricter, never wrong, so this is for speed)
             self.bodies.clear()
             self.bodies_known = known
-        if self._info(text[start + len(prefix) : text.index("\n", start)]) is _ODD:
+        if self._info(text[start + len(prefix) : text.index("\n", start)]) is blocks.ODD:
             return start, line_no  # the next line is feed_block's: no window searched
         span, each = blocks.prefix_run(len(prefix))
         window = _RUN_WINDOW
@@ -296,36 +296,37 @@ class _State:
             window *= 2
 
     def _info(self, body: str) -> tuple[str | None, ...]:
-        """``_body(body)``, kept per text."""
+        """``blocks.read_text(body)``, kept per text."""
         info = self.bodies.get(body)
         if info is None:
             if len(self.bodies) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
                 self.bodies.clear()
-            info = self.bodies[body] = _body(body, self.bodies_known)
+            info = self.bodies[body] = blocks.read_text(body, self.bodies_known)
         return info
 
     def _bodies(self, bodies: list[str], line_no: int) -> tuple[int, int]:
         """``_stamp_run``'s lines, by their texts after the stamp text: how many were read
-        (up to the first ``_ODD``) and the last one's number. What a text says is kept per
-        text (``_body``)."""
+        (up to the first ``blocks.ODD``) and the last one's number. What a text says is kept
+        per text (``blocks.read_text``)."""
         stamp = self.last_stamp[1]
         assert stamp is not None
         memo = self.bodies
         previous = self.previous
         made = previous[2] if previous is not None else None
         joinable = made is not None and self._joinable(stamp)
+        odd, plain = blocks.ODD, blocks.PLAIN  # local names: this loop is per line
         done = 0
         for body in bodies:
             info = memo.get(body)
             if info is None:
                 if len(memo) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
                     memo.clear()
-                info = memo[body] = _body(body, self.bodies_known)
-            if info is _ODD:
+                info = memo[body] = blocks.read_text(body, self.bodies_known)
+            if info is odd:
                 break
             done += 1
             line_no += 1
-            if info is _PLAIN:  # no "NVRM:": only counted (what _run does)
+            if info is plain:  # no "NVRM:": only counted (what _run does)
                 previous, made, joinable = (stamp, body, None, line_no), None, False
                 continue
             msg, msg500, joined_text = info
@@ -589,27 +590,6 @@ _MEMO_BODIES = 4096
 _STAMP_KEY_SPAN = 80  # characters in which _stamp looks for the "] " ending a stamp text
 _RUN_WINDOW = 4096  # bytes: _stamp_run's first window
 _UNSEEN = object()
-_PLAIN: tuple[str | None, ...] = ()  # no "NVRM:"
-_ODD: tuple[str | None, ...] = (None,)  # perhaps a journal line: read on its own
-
-
-def _body(body: str, known: bool) -> tuple[str | None, ...]:
-    """What ``_nvrm_line`` reads in a stamped line's text: its message (whole and as kept)
-    and what it adds to the event it joins; ``_PLAIN`` without "NVRM:", ``_ODD`` with a
-    SLOW word (for feed; SLOW_KNOWN once the kernel version and hardware are ``known``:
-    feed looks for the other words only until then) or when "kernel: " could make the line
-    a journal line (split_stamp's test is on 120 characters). No SLOW word spans the stamp
-    text and the message: a stamp text ends in "]", a digit or "Z", then a space, and no
-    SLOW word holds those."""
-    slow = blocks.SLOW_KNOWN if known else blocks.SLOW  # known: feed_block's choice
-    if "kernel: " in body[:120] or slow.search(body):
-        return _ODD
-    if "NVRM:" not in body:
-        return _PLAIN
-    found = events.NVRM.search(body)
-    msg = found["msg"] if found is not None else None
-    joined = body.split("NVRM:", 1)[1].strip()[:500]
-    return (msg, msg[:500] if msg is not None else None, joined)
 
 
 def _same_moment(a: Stamp, b: Stamp) -> bool:

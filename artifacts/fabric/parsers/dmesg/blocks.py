@@ -23,6 +23,8 @@ from __future__ import annotations
 import functools
 import re
 
+from artifacts.fabric.parsers.dmesg import events
+
 # The words of dmesg._State.feed's checks but "NVRM": _facts (PCIe links, "Hardware name",
 # on NVRM lines the driver and board serial), the "GPU at" line, an API mismatch joined
 # across two lines, _event and _host_event. "version"/"Tainted"/"Hardware name" only while
@@ -83,3 +85,26 @@ def prefix_run(length: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
         re.compile(rf"(?P<p>[^\n]{{{length}}})[^\n]*\n(?:(?P=p)[^\n]*\n)*"),
         re.compile(rf"[^\n]{{{length}}}([^\n]*)\n"),
     )
+
+
+PLAIN: tuple[str | None, ...] = ()  # no "NVRM:"
+ODD: tuple[str | None, ...] = (None,)  # a SLOW word or perhaps a journal line: for feed
+
+
+def read_text(body: str, known: bool) -> tuple[str | None, ...]:
+    """What ``dmesg._State._nvrm_line`` reads in a stamped line's text after its stamp
+    text: its message (whole and as kept) and what it adds to the event it joins; ``PLAIN``
+    without "NVRM:", ``ODD`` with a SLOW word (for feed; SLOW_KNOWN once the kernel version
+    and hardware are ``known``: feed looks for the other words only until then) or when
+    "kernel: " could make the line a journal line (split_stamp's test is on 120
+    characters). No SLOW word spans the stamp text and the message: a stamp text ends in
+    "]", a digit or "Z", then a space, and no SLOW word holds those."""
+    slow = SLOW_KNOWN if known else SLOW  # known: feed_block's choice
+    if "kernel: " in body[:120] or slow.search(body):
+        return ODD
+    if "NVRM:" not in body:
+        return PLAIN
+    found = events.NVRM.search(body)
+    msg = found["msg"] if found is not None else None
+    joined = body.split("NVRM:", 1)[1].strip()[:500]
+    return (msg, msg[:500] if msg is not None else None, joined)
