@@ -66,15 +66,6 @@ class RowPlan:
         parts.append(r"[ \t]*\n")
         self.pattern = re.compile("".join(parts), re.M)
 
-    def _word(self, text: str) -> str:
-        """One string for each distinct word (a few: float, double, sum, none...)."""
-        known = self._words.get(text)
-        if known is None:
-            known = text
-            if len(self._words) < 256:
-                self._words[text] = text
-        return known
-
     @staticmethod
     def for_layout(layout: Layout) -> RowPlan | None:
         """None where the layout's rows need parse_row's questions: a timestamp column (a
@@ -96,7 +87,9 @@ class RowPlan:
         first, redop, root = self.first_number, self.redop, self.root
         error_column, halves = self.error_column, self.halves
         number = _number if "N/A" in lines else float
-        word = self._word
+        # One string for each distinct word (a few: float, double, sum, none...); past 256
+        # of them (plus one block's), each row keeps its own.
+        word = self._words.setdefault if len(self._words) < 256 else _same
         rows = []
         append = rows.append
         for groups in found:
@@ -116,13 +109,17 @@ class RowPlan:
             row = new(NcclRow)
             set_size(row, int(groups[0]))
             set_count(row, int(groups[1]))
-            set_dtype(row, word(groups[2]))
-            set_redop(row, word(groups[redop]) if redop >= 0 else None)
+            set_dtype(row, word(groups[2], groups[2]))
+            set_redop(row, word(groups[redop], groups[redop]) if redop >= 0 else None)
             set_root(row, int(groups[root]) if root >= 0 else None)
             set_out_of_place(row, measured[0])
             set_in_place(row, measured[1] if len(measured) > 1 else None)
             append(row)
         return rows
+
+
+def _same(text: str, _default: str) -> str:
+    return text
 
 
 def _number(token: str) -> float | None:
