@@ -22,7 +22,6 @@ Pure Python, no Django.
 from __future__ import annotations
 
 import codecs
-import dataclasses
 import functools
 import io
 import re
@@ -866,117 +865,88 @@ def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> byte
     return "".join(f"{line}\n" for line in out).encode("utf-8")
 
 
-# What a line holds when cleaning may change it, for a view without layers: a colour code, a
-# carriage return, a fence, another shell's prompt (rewritten the bash way); for a prompted
-# document, any prompt. Every other line is its own clean line. srun's lines and launcher
-# tags (at a line's start, or glued into an NCCL line) are looked for apart, and so are the
-# NCCL lines with another process's header glued in (``_glued_lines``).
-_CHANGED = ("\x1b", "\r", "```", "~~~", "% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
+# What a line holds when cleaning may change it, wherever it stands in the line: a colour
+# code, a carriage return, a fence, srun's own line; for a prompted document, any prompt.
+# Another shell's prompt (rewritten the bash way) is looked for at the start of the line as
+# its layers leave it (``_MAY_BE_OTHER_PROMPT``), launcher tags a layer or a glued line may
+# hold after the layers are off, and NCCL lines with another process's header glued in by
+# ``_glued_lines``. Every other line is its own clean line.
+_CHANGED = ("\x1b", "\r", "```", "~~~", "srun: ")
 _CHANGED_PROMPTED = ("$", "#")
-_LINE_STARTS = ("srun: ", *_TAG_MARKS)
+# What every prompt of ``_OTHER_PROMPT`` holds (its sign and the space after it, or an arrow),
+# and a line start none of them lacks (a wider net: its venv may be any parenthesis, a
+# user@host or word% anything after it), never past a line end.
+_PROMPT_MARKS = ("% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
+_MAY_BE_OTHER_PROMPT = re.compile(
+    r"(?m)^(?:\([^)\n]*\)[^\S\n]+)?(?:[\w.\-]+@|[\w.\-]+%|PS |[#%>] |[\u279c\u276f\u03bb\u00bb])"
+)
+# Launcher tags at every line start: ``_ALWAYS`` with its leading spaces never a line end.
+_ALWAYS_LINES = re.compile(
+    r"(?m)^(?:[^\S\n]*\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|default)\d+\]:)+"
+)
 # An NCCL line's own header at its start (``_NCCL_START`` at every line start). A header
 # glued into a line (what ``_split_glued`` cuts before) holds "] NCCL " like every header.
 _OWN_HEADER = re.compile(r"(?m)^[A-Za-z0-9][\w.\-]*:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
 _HEADER_END = "] NCCL "
 
 
-def _changed_lines(text: str, view: View) -> list[int] | None:
-    """The starts of the lines cleaning may change, in order, found by a substring search
-    per mark (most marks are in no line); None when a line-start mark is in the text or the
-    lines are too many to be worth it."""
-    if any(mark in text for mark in _LINE_STARTS):
-        return None
-    marks = _CHANGED + (_CHANGED_PROMPTED if view.document else ())
-    starts: set[int] = set()
-    limit = text.count("\n") // 4 + 16  # a quarter of the lines
-    for mark in marks:
-        at = text.find(mark)
-        while at >= 0:
-            starts.add(text.rfind("\n", 0, at) + 1)
-            if len(starts) > limit:
-                return None
-            end = text.find("\n", at)
-            at = text.find(mark, end + 1) if end >= 0 else -1
-    if view.hosts:
-        # in pieces of about 16 KiB: a glued line costs searches over its piece, not the text
-        at = 0
-        while at < len(text):
-            end = text.find("\n", at + 16 * 1024) + 1 or len(text)
-            if not _glued_lines(text, at, end, starts, limit):
-                return None
-            at = end
-    return sorted(starts)
-
-
-def _glued_lines(text: str, start: int, end: int, starts: set[int], limit: int) -> bool:
-    """Add to ``starts`` the lines of ``text[start:end]`` (whole lines) that may hold another
-    process's NCCL header after their own; False when they are more than ``limit``.
-
-    Where every "] NCCL " ends a header at a line's start (two searches in C agree), no
-    header stands anywhere else, and ``_split_glued`` leaves every line whole. Where they
-    differ, the range is halved until the lines that differ are found: a clean 256 KiB of a
-    log costs two searches, each glued line a few more."""
-    ends = text.count(_HEADER_END, start, end)
-    if not ends or ends == len(_OWN_HEADER.findall(text, start, end)):
-        return True
-    newline = text.find("\n", start, end - 1)
-    if newline < 0:  # one line
-        starts.add(start)
-        return len(starts) <= limit
-    middle = text.find("\n", (start + end) // 2, end - 1) + 1 or newline + 1
-    return _glued_lines(text, start, middle, starts, limit) and _glued_lines(
-        text, middle, end, starts, limit
-    )
-
-
 def _runs(text: str, view: View) -> Iterator[tuple[str, int, list[str] | None]] | None:
     """The clean text of a view without part, in runs: (run, its line count, None) for lines
-    cleaning leaves as they are (but for their layers), copied at once, and ("", 1, pieces)
-    for a line it may change; None when line by line is the better way (``_changed_lines``,
-    ``_whole_text_layers``)."""
+    cleaning changes no more than by taking their layers and launcher tags off, copied at
+    once, and ("", 1, pieces) for a line it may change otherwise, cleaned on its own from
+    its original line; None when line by line is the better way (too many such lines, or a
+    layer ``_whole_text_layers`` cannot take off a whole text)."""
     if "\r" in text:
         # a line's trailing CRs go (the lines left with one are cleaned one by one)
         text = text.replace("\r\n", "\n")
-    if view.layers:
-        return _layered_runs(text, view)
-    starts = _changed_lines(text, view)
-    if starts is None:
+    stripped = _stripped(text, view.layers)
+    if stripped is None:
         return None
-    return _split_runs(text, starts, view)
-
-
-def _layered_runs(text: str, view: View) -> Iterator[tuple[str, int, list[str] | None]] | None:
-    """``_runs`` of a view with layers: each layer is taken off every line by one
-    substitution over the text, and the lines cleaning may change otherwise (found in the
-    text as it came for its marks, in the stripped text for glued NCCL headers) are cleaned
-    one by one from their original line."""
-    patterns = _whole_text_layers(view.layers)
-    if patterns is None or any(mark in text for mark in _LINE_STARTS):
-        return None  # a kept layer, one that may cross a line end, or launcher tags
-    stripped = text
-    for pattern in patterns:
-        stripped = pattern.sub("", stripped)
-    if stripped.count("\n") != text.count("\n"):
-        return None  # a prefix took a line end with it: the lines are not the same lines
-    marked = _changed_lines(text, dataclasses.replace(view, layers=(), hosts=()))
-    if marked is None:
+    limit = text.count("\n") // 4 + 16  # a quarter of the lines
+    marks = _CHANGED + (_CHANGED_PROMPTED if view.document else ())
+    found: set[int] = set()
+    if not _mark_starts(text, marks, found, limit):
         return None
-    changed = set(_line_indexes(text, marked))
-    if view.hosts:
-        glued: set[int] = set()
-        limit = text.count("\n") // 4 + 16
-        if not _glued_lines(stripped, 0, len(stripped), glued, limit):
-            return None
-        changed.update(_line_indexes(stripped, sorted(glued)))
+    same = stripped is text
+    after: set[int] = found if same else set()  # line starts in the stripped text
+    _prompt_starts(stripped, after)
+    if not _mark_starts(stripped, _TAG_MARKS, after, limit):
+        return None  # a tag a layer held before it, or one glued into a line
+    if view.hosts and not _glued_starts(stripped, after, limit):
+        return None
+    changed = set(_line_indexes(stripped, sorted(after)))
+    if not same:
+        changed.update(_line_indexes(text, sorted(found)))
+    if len(changed) > limit:
+        return None
     return _indexed_runs(text.split("\n"), stripped.split("\n"), sorted(changed), view)
+
+
+def _stripped(text: str, layers: tuple[str, ...]) -> str | None:
+    """``text`` with each line's layers and launcher tags taken off as ``_strip`` takes them
+    (tags first and after each layer that matched: again after every layer is the same, as
+    tags off a line are off), or None when that cannot be done on the whole text."""
+    patterns = _whole_text_layers(layers)
+    if patterns is None:
+        return None
+    tagged = any(tag in text for tag in _TAG_MARKS)
+    if not tagged and not patterns:
+        return text
+    out = _ALWAYS_LINES.sub("", text) if tagged else text
+    for pattern in patterns:
+        out = pattern.sub("", out)
+        if tagged:
+            out = _ALWAYS_LINES.sub("", out)
+    if out.count("\n") != text.count("\n"):
+        return None  # a prefix took a line end with it: the lines are not the same lines
+    return out
 
 
 @functools.lru_cache(maxsize=64)
 def _whole_text_layers(layers: tuple[str, ...]) -> tuple[re.Pattern[str], ...] | None:
     r"""Each layer's pattern at every line start of a text, or None when one cannot be: a kept
     layer (its text moves, see ``_strip``), or a pattern with a part that may match a line
-    end or look past one (``\s``, a negated class, ``$``, ...). Launcher tags, which
-    ``_strip`` takes off between layers, are not in a text this is used for."""
+    end or look past one (``\s``, a negated class, ``$``, ...)."""
     out = []
     for name in layers:
         if name.startswith(KEEP):
@@ -989,6 +959,67 @@ def _whole_text_layers(layers: tuple[str, ...]) -> tuple[re.Pattern[str], ...] |
 
 
 _LINE_CROSSING = ("\\s", "\\S", "\\D", "\\W", "[^", "\\Z", "\\A", "$", "\\n", "(?s")
+
+
+def _mark_starts(text: str, marks: tuple[str, ...], starts: set[int], limit: int) -> bool:
+    """Add the starts of the lines holding a mark (a substring search per mark: most marks
+    are in no line); False when they are more than ``limit``."""
+    for mark in marks:
+        at = text.find(mark)
+        while at >= 0:
+            starts.add(text.rfind("\n", 0, at) + 1)
+            if len(starts) > limit:
+                return False
+            end = text.find("\n", at)
+            at = text.find(mark, end + 1) if end >= 0 else -1
+    return True
+
+
+def _prompt_starts(text: str, starts: set[int]) -> None:
+    """Add the starts of the lines that may be another shell's prompt: each holds one of
+    ``_PROMPT_MARKS`` (what follows its prompt sign), and starts as ``_MAY_BE_OTHER_PROMPT``
+    says (tried only on the lines with a mark)."""
+    for mark in _PROMPT_MARKS:
+        at = text.find(mark)
+        while at >= 0:
+            line = text.rfind("\n", 0, at) + 1
+            if _MAY_BE_OTHER_PROMPT.match(text, line):
+                starts.add(line)
+            end = text.find("\n", at)
+            at = text.find(mark, end + 1) if end >= 0 else -1
+
+
+def _glued_starts(text: str, starts: set[int], limit: int) -> bool:
+    """``_glued_lines`` over the text in pieces of about 4 KiB: a glued line costs searches
+    over its piece, not the text."""
+    at = 0
+    while at < len(text):
+        end = text.find("\n", at + 4 * 1024) + 1 or len(text)
+        if not _glued_lines(text, at, end, starts, limit):
+            return False
+        at = end
+    return True
+
+
+def _glued_lines(text: str, start: int, end: int, starts: set[int], limit: int) -> bool:
+    """Add to ``starts`` the lines of ``text[start:end]`` (whole lines) that may hold another
+    process's NCCL header after their own; False when they are more than ``limit``.
+
+    Where every "] NCCL " ends a header at a line's start (two searches in C agree), no
+    header stands anywhere else, and ``_split_glued`` leaves every line whole. Where they
+    differ, the range is halved until the lines that differ are found: a clean 4 KiB of a
+    log costs two searches, each glued line a few more."""
+    ends = text.count(_HEADER_END, start, end)
+    if not ends or ends == len(_OWN_HEADER.findall(text, start, end)):
+        return True
+    newline = text.find("\n", start, end - 1)
+    if newline < 0:  # one line
+        starts.add(start)
+        return len(starts) <= limit
+    middle = text.find("\n", (start + end) // 2, end - 1) + 1 or newline + 1
+    return _glued_lines(text, start, middle, starts, limit) and _glued_lines(
+        text, middle, end, starts, limit
+    )
 
 
 def _line_indexes(text: str, starts: list[int]) -> list[int]:
@@ -1017,26 +1048,9 @@ def _indexed_runs(
         yield "\n".join(stripped[at:]) + "\n", len(lines) - at, None
 
 
-def _split_runs(
-    text: str, starts: list[int], view: View
-) -> Iterator[tuple[str, int, list[str] | None]]:
-    at, size = 0, len(text)
-    for start in starts:
-        if start > at:
-            yield text[at:start], text.count("\n", at, start), None
-        end = text.find("\n", start)
-        if end < 0:
-            end = size
-        yield "", 1, list(_pieces(text[start:end].rstrip("\r"), view))
-        at = end + 1
-    if at < size:
-        tail = text[at:] if text.endswith("\n") else text[at:] + "\n"
-        yield tail, tail.count("\n"), None
-
-
 def _clean_untouched(text: str, view: View) -> str:
-    """``clean_bytes`` of a view without layers or part: only the lines cleaning may change
-    go through ``clean_line``, the runs of lines between them are copied at once."""
+    """``clean_bytes`` of a view without part: only the lines cleaning may change go through
+    ``clean_line``, the runs of lines between them are copied at once."""
     runs = _runs(text, view)
     if runs is None:  # line by line
         text = text.replace("\r\n", "\n") if "\r" in text else text

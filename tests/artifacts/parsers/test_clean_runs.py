@@ -35,6 +35,8 @@ ODD_LINES = (
     "[1,0]<stdout>:gpu08:1:1 [0] NCCL INFO m",
     "gpu07:1:1 [0] NCCL INFO x[default1]:y",
     "srun: error: foo",
+    "  [1,0]<stderr>:[rank2]:gpu07:1:1 [0] NCCL INFO both tags",
+    "x [1,1]<stdout>:y",
     # what cleaning changes in any file
     "# comment line",
     "% ls -l",
@@ -48,6 +50,9 @@ ODD_LINES = (
     "$ nccl-tests",
     "user@gpu07:~$ all_reduce_perf -b 8",
     "\u276f ls",
+    "(venv)\t# ls -l",
+    "(base) user@gpu07 ~ % ls",
+    "PS C:\\Users> dir",
     "caf\u00e9 \u00bb ok",
     # what it leaves
     "NCCL version 2.18.1+cuda12.1",
@@ -143,6 +148,7 @@ def files(draw: st.DrawFn) -> tuple[bytes, View]:
 @given(case=files(), size=st.integers(1, 64))
 @example(case=(b"gpu07:1:2 [0] NCCL INFO a] NCCL INFO b\n", View(hosts=("gpu07",))), size=7)
 @example(case=(b"0: gpu07:1:2 [0] NCCL INFO a\n\n0: x\n", View(layers=("slurm",))), size=64)
+@example(case=(b"x [1,1]<stdout>:y", View(hosts=("gpu07",))), size=1)  # a tag glued mid-line
 def test_copied_runs_read_as_each_line_cleaned_alone(case: tuple[bytes, View], size: int) -> None:
     data, view = case
     want, want_map = line_by_line(data, view)
