@@ -27,6 +27,48 @@ MAX_PID_VERSIONS = 100_000
 class RunBuilder:
     """Mutable state of one run while its lines arrive."""
 
+    # No __dict__ per run: a long log keeps 10,000 of them until its result is built.
+    __slots__ = (
+        "avg",
+        "avg_seen",
+        "collective_concluded",
+        "collective_named",
+        "collective_started",
+        "command_collective",
+        "command_line",
+        "duplicate_ranks",
+        "elided",
+        "ended_at",
+        "env",
+        "error_keys",
+        "errors",
+        "errors_dropped",
+        "failed",
+        "footer",
+        "format",
+        "implicit",
+        "in_place_only_rows",
+        "inherited_errors",
+        "json_problem",
+        "json_truncated",
+        "last_size",
+        "layout",
+        "library_code",
+        "listed_ranks",
+        "nccl_tests_version",
+        "nccl_version",
+        "nranks_hint",
+        "oob",
+        "params",
+        "preamble_level",
+        "rank_numbers",
+        "rank_pids",
+        "ranks",
+        "row_slots",
+        "rows",
+        "started_at",
+    )
+
     def __init__(self, fmt: str, command: tuple[str, str] | None) -> None:
         self.format = fmt
         self.command_line = command[0] if command else None
