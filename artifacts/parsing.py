@@ -23,8 +23,9 @@ from artifacts.jobs.services import job_assign
 from artifacts.loaders import load_result
 from artifacts.models.core import Artifact
 from artifacts.parsers import ParseError, get_parser
+from artifacts.parsers.cleaning import clean_bytes
 from artifacts.parsers.detection import HEAD_BYTES
-from artifacts.parsers.normalize import View, clean_bytes
+from artifacts.parsers.normalize import View
 from artifacts.parsers.reading import parse_as, view_of
 from artifacts.parsers.streams import open_decompressed
 from perfhub import dispatch

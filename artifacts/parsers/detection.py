@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from artifacts.parsers import normalize
+from artifacts.parsers import cleaning, normalize
 from artifacts.parsers.normalize import View
 from artifacts.parsers.registry import (
     MAY_BE,
@@ -471,7 +471,7 @@ def _ranked_sample(
     if scan is not None:  # a file read whole: the windows around its signature lines
         windows = (*scan(), *windows)
     for window in windows:
-        for base, order, c in _ranked(name, normalize.clean_bytes(window, sniffing), later=True):
+        for base, order, c in _ranked(name, cleaning.clean_bytes(window, sniffing), later=True):
             if c.kind not in best or base < best[c.kind][0]:
                 best[c.kind] = (base, order, c)
     return sorted(best.values(), key=lambda item: (item[0], item[1]))
@@ -482,7 +482,7 @@ def _head_ranking(
 ) -> tuple[list[tuple[float, int, Candidate]], bool]:
     """The ranking of the head cleaned by ``view``, and whether it is sure (the later
     windows are not needed)."""
-    ranked = _ranked(name, normalize.clean_bytes(head, view), later=False)
+    ranked = _ranked(name, cleaning.clean_bytes(head, view), later=False)
     return ranked, bool(ranked) and -ranked[0][0] >= DEFAULT_SCORE
 
 
@@ -553,7 +553,7 @@ def _main_part(
         return None  # no command, or one and its output: nothing to cut
     if view.needed and not _may_hold_prompt(whole, view):
         return None  # no need to clean the whole file to see that
-    clean = normalize.clean_bytes(whole, view) if view.needed else whole
+    clean = cleaning.clean_bytes(whole, view) if view.needed else whole
     if not normalize.has_prompt(clean):
         return None
     text = clean.decode("utf-8", errors="replace")
@@ -655,7 +655,7 @@ def _may_hold_prompt(whole: bytes, view: View) -> bool:
         else:
             runs.append(list(taken))
     subset = b"\n\x00\n".join(whole[a:b] for a, b in runs) + b"\n"
-    return normalize.has_prompt(normalize.clean_bytes(subset, view))
+    return normalize.has_prompt(cleaning.clean_bytes(subset, view))
 
 
 # Bytes without which no line cleans into a prompt row (normalize.prompt_row): "$" or "#"
@@ -688,14 +688,14 @@ def _one_part_at_most(whole: bytes, view: View) -> bool:
     for start in sorted(starts):
         end = whole.find(b"\n", start)
         lines.append(whole[start : end if end >= 0 else len(whole)])
-    rows = normalize.clean_bytes(b"\n".join(lines) + b"\n", view).decode("utf-8", "replace")
+    rows = cleaning.clean_bytes(b"\n".join(lines) + b"\n", view).decode("utf-8", "replace")
     prompts = sum(normalize.prompt_row(row) is not None for row in rows.split("\n"))
     if prompts != 1:
         return prompts == 0
     blank = len(whole) - len(whole.lstrip())  # the lines before the first that is not
     if whole.rfind(b"\n", 0, blank) + 1 != min(starts):
         return False  # the first line that is not blank holds no prompt character
-    own = normalize.clean_bytes(lines[0] + b"\n", view).decode("utf-8", "replace")
+    own = cleaning.clean_bytes(lines[0] + b"\n", view).decode("utf-8", "replace")
     top = next((row for row in own.split("\n") if row.strip()), None)
     return top is not None and normalize.prompt_row(top) is not None
 

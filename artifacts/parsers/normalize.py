@@ -4,10 +4,9 @@ Evidence rarely arrives as the tool wrote it: it is pasted from a terminal (prom
 markdown fences, colour codes), written through a launcher that prefixes every line
 (``[1,0]<stdout>:``, Slurm ``0: ``, torchrun ``[rank3]:``, pdsh ``host: ``), collected by
 ``kubectl logs --timestamps`` or journald, saved by a Windows tool as UTF-16, or glued to
-another process's line. ``plan`` looks at a bounded sample once and decides what to strip;
-``CleanStream`` then hands the parsers the clean text while counting which original line
-each clean line came from (``LineMap``), so evidence links and redaction point at the
-uploaded bytes.
+another process's line. ``plan`` looks at a bounded sample once and decides what to strip
+(a ``View``); ``clean_line``/``pieces`` say what one line becomes, and cleaning.py applies a
+view to a whole sample or stream.
 
 Two kinds of layers. Unambiguous ones are stripped wherever they appear (an Open MPI tag
 cannot be anything else). Ambiguous ones (a leading number, word or timestamp) are stripped
@@ -23,13 +22,11 @@ from __future__ import annotations
 
 import codecs
 import functools
-import io
 import re
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from dataclasses import dataclass
+from typing import Any
 
 # --- encodings ------------------------------------------------------------------------------
 
@@ -149,7 +146,7 @@ def _bash_style(line: str) -> str:
 # Both print the tag right before the program's text, without a space of their own.
 _OPENMPI = r"\s*\[\d+,\d+\]<(?:stdout|stderr)>:"
 _TORCHRUN = r"\[(?:rank|default)\d+\]:"
-_TAG_MARKS = ("]<std", "[rank", "[default")  # what a line holding one of them holds
+TAG_MARKS = ("]<std", "[rank", "[default")  # what a line holding one of them holds
 # Both tags may stand in front of each other (torchrun under mpirun): all are stripped.
 _ALWAYS = re.compile(rf"^(?:{_OPENMPI}|{_TORCHRUN})+")
 
@@ -216,6 +213,7 @@ _MAX_TAG_SHAPES = 8
 
 # NCCL's own line start, for splitting lines that two processes wrote into one.
 _NCCL_START = re.compile(r"(?P<host>[A-Za-z0-9][\w.\-]*):\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
+HEADER_END = "] NCCL "  # what every header _NCCL_START finds holds
 
 
 @dataclass(frozen=True)
@@ -458,7 +456,7 @@ def _split_glued(line: str, hosts: tuple[str, ...]) -> list[str]:
     if own and line.count("NCCL") < 2 and "]<std" not in line and "[rank" not in line:
         return [line]  # one header, its own: nothing glued (most lines; checked cheaply)
     after = own.end() if own else 1
-    if line.find(_HEADER_END, after) < 0 and not any(tag in line for tag in _TAG_MARKS):
+    if line.find(HEADER_END, after) < 0 and not any(tag in line for tag in TAG_MARKS):
         # no header after its own (every header ends in "] NCCL ") and no launcher tag:
         # nothing to cut, and no pattern search along a long line
         return [line]
@@ -708,356 +706,10 @@ def transcript_parts(text: str) -> list[Part]:
     return parts
 
 
-# --- streaming ------------------------------------------------------------------------------
-
-
-@dataclass
-class LineMap:
-    """Clean line number -> original line number, stored as the points where they diverge."""
-
-    # parallel arrays: from clean line clean_at[i] on, original = clean + offset[i]
-    clean_at: array = field(default_factory=lambda: array("q"))
-    offset: array = field(default_factory=lambda: array("q"))
-
-    def add(self, clean: int, original: int) -> None:
-        delta = original - clean
-        if not self.offset or self.offset[-1] != delta:
-            self.clean_at.append(clean)
-            self.offset.append(delta)
-
-    def original(self, clean: int) -> int:
-        """The uploaded file's line number of a clean line (1-based both)."""
-        lo, hi = 0, len(self.clean_at)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.clean_at[mid] <= clean:
-                lo = mid + 1
-            else:
-                hi = mid
-        return clean + (self.offset[lo - 1] if lo else 0)
-
-    def to_json(self, limit: int = 10_000) -> list[list[int]]:
-        return [[c, o] for c, o in zip(self.clean_at[:limit], self.offset[:limit], strict=True)]
-
-
-class CleanStream(io.RawIOBase):
-    """A binary stream of the cleaned UTF-8 text of another binary stream, read lazily.
-
-    Memory is one line at a time (lines are capped by ``max_line``); ``line_map`` grows only
-    where the numbering shifts.
-    """
-
-    def __init__(self, raw: BinaryIO, view: View, *, max_line: int = 1024 * 1024) -> None:
-        self._raw = raw
-        self._view = view
-        self._decoder = codecs.getincrementaldecoder(
-            "utf-8" if view.encoding == "utf-8-sig" else view.encoding
-        )(errors="replace")
-        self._bom = True  # a byte-order mark is no text, in any encoding
-        self._max = max_line
-        self._pending = ""
-        self._out = b""
-        self._eof = False
-        self._original = 0
-        self._clean = 0
-        self._numbered = 0  # clean lines before the part filter (what Part numbers)
-        self.line_map = LineMap()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        while not self._out and not (self._eof and not self._pending):
-            self._fill()
-        n = min(len(buffer), len(self._out))
-        buffer[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
-
-    def _fill(self) -> None:
-        if not self._eof:
-            chunk = self._raw.read(256 * 1024)
-            text = self._decoder.decode(chunk, final=not chunk)
-            if self._bom and text:
-                text, self._bom = text.removeprefix("\ufeff"), False
-            self._pending += text
-            self._eof = not chunk
-        if self._eof:
-            whole, self._pending = self._pending, ""
-        else:
-            cut = self._pending.rfind("\n") + 1
-            whole, self._pending = self._pending[:cut], self._pending[cut:]
-            if len(self._pending) > self._max:  # a line without end: emit it cut, keep going
-                whole += self._pending[: self._max] + "\n"
-                self._pending = ""
-        runs = _runs(whole, self._view) if not self._view.part else None
-        if runs is None:
-            self._out += self._clean_lines(whole)
-            return
-        out = []
-        for kept, lines, pieces in runs:
-            if pieces is None:  # lines cleaning leaves as they are: copied at once
-                self.line_map.add(self._clean + 1, self._original + 1)
-                self._original += lines
-                self._clean += lines
-                self._numbered += lines
-                out.append(kept)
-            else:
-                self._original += 1
-                for piece in pieces:
-                    self._numbered += 1
-                    self._clean += 1
-                    self.line_map.add(self._clean, self._original)
-                    out.append(f"{piece}\n")
-        self._out += "".join(out).encode("utf-8")
-
-    def _clean_lines(self, whole: str) -> bytes:
-        """Line by line: layers, a transcript's part, or too many lines to clean."""
-        lines = whole.split("\n")
-        if not lines[-1]:
-            lines.pop()  # the empty string after the final newline is no line
-        out = []
-        part = self._view.part
-        for line in lines:
-            self._original += 1
-            for piece in _pieces(line.rstrip("\r"), self._view):
-                self._numbered += 1
-                if part and not part.start <= self._numbered <= part.end:
-                    continue
-                self._clean += 1
-                self.line_map.add(self._clean, self._original)
-                out.append(piece)
-        return "".join(f"{line}\n" for line in out).encode("utf-8")
-
-
-def _pieces(line: str, view: View) -> Iterable[str]:
+def pieces(line: str, view: View) -> Iterable[str]:
     # Bare CR (progress bars) ends a line in a terminal; keep the segments as lines.
     if "\r" in line:
         for segment in line.split("\r"):
             yield from clean_line(segment, view)
     else:
         yield from clean_line(line, view)
-
-
-def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> bytes:
-    """The cleaned text of a sample (for the sniffers), as UTF-8 bytes: what ``CleanStream``
-    gives, read at once (no line map; a sample holds no line longer than ``max_line``)."""
-    if view.binary or not view.needed:
-        return data
-    if len(data) > max_line:  # a line may be cut: the stream does that
-        return CleanStream(io.BytesIO(data), view, max_line=max_line).read()
-    codec = "utf-8" if view.encoding == "utf-8-sig" else view.encoding
-    text = data.decode(codec, errors="replace").removeprefix("\ufeff")
-    if view.part is None:
-        return _clean_untouched(text, view).encode("utf-8")
-    lines = text.split("\n")
-    if not lines[-1]:
-        lines.pop()  # the empty string after the final newline is no line
-    out = []
-    part = view.part
-    numbered = 0
-    for line in lines:
-        for piece in _pieces(line.rstrip("\r"), view):
-            numbered += 1
-            if part and not part.start <= numbered <= part.end:
-                continue
-            out.append(piece)
-    return "".join(f"{line}\n" for line in out).encode("utf-8")
-
-
-# What a line holds when cleaning may change it, wherever it stands in the line: a colour
-# code, a carriage return, a fence, srun's own line; for a prompted document, any prompt.
-# Another shell's prompt (rewritten the bash way) is looked for at the start of the line as
-# its layers leave it (``_MAY_BE_OTHER_PROMPT``), launcher tags a layer or a glued line may
-# hold after the layers are off, and NCCL lines with another process's header glued in by
-# ``_glued_lines``. Every other line is its own clean line.
-_CHANGED = ("\x1b", "\r", "```", "~~~", "srun: ")
-_CHANGED_PROMPTED = ("$", "#")
-# What every prompt of ``_OTHER_PROMPT`` holds (its sign and the space after it, or an arrow),
-# and a line start none of them lacks (a wider net: its venv may be any parenthesis, a
-# user@host or word% anything after it), never past a line end.
-_PROMPT_MARKS = ("% ", "> ", "# ", "\u279c", "\u276f", "\u03bb", "\u00bb")
-_MAY_BE_OTHER_PROMPT = re.compile(
-    r"(?m)^(?:\([^)\n]*\)[^\S\n]+)?(?:[\w.\-]+@|[\w.\-]+%|PS |[#%>] |[\u279c\u276f\u03bb\u00bb])"
-)
-# Launcher tags at every line start: ``_ALWAYS`` with its leading spaces never a line end.
-_ALWAYS_LINES = re.compile(
-    r"(?m)^(?:[^\S\n]*\[\d+,\d+\]<(?:stdout|stderr)>:|\[(?:rank|default)\d+\]:)+"
-)
-# An NCCL line's own header at its start (``_NCCL_START`` at every line start). A header
-# glued into a line (what ``_split_glued`` cuts before) holds "] NCCL " like every header.
-_OWN_HEADER = re.compile(r"(?m)^[A-Za-z0-9][\w.\-]*:\d+:\d+ \[\d+\] NCCL (?:INFO|WARN|TRACE)")
-_HEADER_END = "] NCCL "
-
-
-def _runs(text: str, view: View) -> Iterator[tuple[str, int, list[str] | None]] | None:
-    """The clean text of a view without part, in runs: (run, its line count, None) for lines
-    cleaning changes no more than by taking their layers and launcher tags off, copied at
-    once, and ("", 1, pieces) for a line it may change otherwise, cleaned on its own from
-    its original line; None when line by line is the better way (too many such lines, or a
-    layer ``_whole_text_layers`` cannot take off a whole text)."""
-    if "\r" in text:
-        # a line's trailing CRs go (the lines left with one are cleaned one by one)
-        text = text.replace("\r\n", "\n")
-    stripped = _stripped(text, view.layers)
-    if stripped is None:
-        return None
-    limit = text.count("\n") // 4 + 16  # a quarter of the lines
-    marks = _CHANGED + (_CHANGED_PROMPTED if view.document else ())
-    found: set[int] = set()
-    if not _mark_starts(text, marks, found, limit):
-        return None
-    same = stripped is text
-    after: set[int] = found if same else set()  # line starts in the stripped text
-    _prompt_starts(stripped, after)
-    if not _mark_starts(stripped, _TAG_MARKS, after, limit):
-        return None  # a tag a layer held before it, or one glued into a line
-    if view.hosts and not _glued_starts(stripped, after, limit):
-        return None
-    changed = set(_line_indexes(stripped, sorted(after)))
-    if not same:
-        changed.update(_line_indexes(text, sorted(found)))
-    if len(changed) > limit:
-        return None
-    return _indexed_runs(text.split("\n"), stripped.split("\n"), sorted(changed), view)
-
-
-def _stripped(text: str, layers: tuple[str, ...]) -> str | None:
-    """``text`` with each line's layers and launcher tags taken off as ``_strip`` takes them
-    (tags first and after each layer that matched: again after every layer is the same, as
-    tags off a line are off), or None when that cannot be done on the whole text."""
-    patterns = _whole_text_layers(layers)
-    if patterns is None:
-        return None
-    tagged = any(tag in text for tag in _TAG_MARKS)
-    if not tagged and not patterns:
-        return text
-    out = _ALWAYS_LINES.sub("", text) if tagged else text
-    for pattern in patterns:
-        out = pattern.sub("", out)
-        if tagged:
-            out = _ALWAYS_LINES.sub("", out)
-    if out.count("\n") != text.count("\n"):
-        return None  # a prefix took a line end with it: the lines are not the same lines
-    return out
-
-
-@functools.lru_cache(maxsize=64)
-def _whole_text_layers(layers: tuple[str, ...]) -> tuple[re.Pattern[str], ...] | None:
-    r"""Each layer's pattern at every line start of a text, or None when one cannot be: a kept
-    layer (its text moves, see ``_strip``), or a pattern with a part that may match a line
-    end or look past one (``\s``, a negated class, ``$``, ...)."""
-    out = []
-    for name in layers:
-        if name.startswith(KEEP):
-            return None
-        source = layer_pattern(name).pattern
-        if not source.startswith("^") or any(part in source for part in _LINE_CROSSING):
-            return None
-        out.append(re.compile("(?m)" + source))
-    return tuple(out)
-
-
-_LINE_CROSSING = ("\\s", "\\S", "\\D", "\\W", "[^", "\\Z", "\\A", "$", "\\n", "(?s")
-
-
-def _mark_starts(text: str, marks: tuple[str, ...], starts: set[int], limit: int) -> bool:
-    """Add the starts of the lines holding a mark (a substring search per mark: most marks
-    are in no line); False when they are more than ``limit``."""
-    for mark in marks:
-        at = text.find(mark)
-        while at >= 0:
-            starts.add(text.rfind("\n", 0, at) + 1)
-            if len(starts) > limit:
-                return False
-            end = text.find("\n", at)
-            at = text.find(mark, end + 1) if end >= 0 else -1
-    return True
-
-
-def _prompt_starts(text: str, starts: set[int]) -> None:
-    """Add the starts of the lines that may be another shell's prompt: each holds one of
-    ``_PROMPT_MARKS`` (what follows its prompt sign), and starts as ``_MAY_BE_OTHER_PROMPT``
-    says (tried only on the lines with a mark)."""
-    for mark in _PROMPT_MARKS:
-        at = text.find(mark)
-        while at >= 0:
-            line = text.rfind("\n", 0, at) + 1
-            if _MAY_BE_OTHER_PROMPT.match(text, line):
-                starts.add(line)
-            end = text.find("\n", at)
-            at = text.find(mark, end + 1) if end >= 0 else -1
-
-
-def _glued_starts(text: str, starts: set[int], limit: int) -> bool:
-    """``_glued_lines`` over the text in pieces of about 4 KiB: a glued line costs searches
-    over its piece, not the text."""
-    at = 0
-    while at < len(text):
-        end = text.find("\n", at + 4 * 1024) + 1 or len(text)
-        if not _glued_lines(text, at, end, starts, limit):
-            return False
-        at = end
-    return True
-
-
-def _glued_lines(text: str, start: int, end: int, starts: set[int], limit: int) -> bool:
-    """Add to ``starts`` the lines of ``text[start:end]`` (whole lines) that may hold another
-    process's NCCL header after their own; False when they are more than ``limit``.
-
-    Where every "] NCCL " ends a header at a line's start (two searches in C agree), no
-    header stands anywhere else, and ``_split_glued`` leaves every line whole. Where they
-    differ, the range is halved until the lines that differ are found: a clean 4 KiB of a
-    log costs two searches, each glued line a few more."""
-    ends = text.count(_HEADER_END, start, end)
-    if not ends or ends == len(_OWN_HEADER.findall(text, start, end)):
-        return True
-    newline = text.find("\n", start, end - 1)
-    if newline < 0:  # one line
-        starts.add(start)
-        return len(starts) <= limit
-    middle = text.find("\n", (start + end) // 2, end - 1) + 1 or newline + 1
-    return _glued_lines(text, start, middle, starts, limit) and _glued_lines(
-        text, middle, end, starts, limit
-    )
-
-
-def _line_indexes(text: str, starts: list[int]) -> list[int]:
-    """The 0-based line numbers of sorted line starts of ``text``."""
-    out, line, at = [], 0, 0
-    for start in starts:
-        line += text.count("\n", at, start)
-        at = start
-        out.append(line)
-    return out
-
-
-def _indexed_runs(
-    lines: list[str], stripped: list[str], changed: list[int], view: View
-) -> Iterator[tuple[str, int, list[str] | None]]:
-    if not lines[-1]:  # the empty string after the final newline is no line
-        lines.pop()
-        stripped.pop()
-    at = 0
-    for index in changed:
-        if index > at:
-            yield "\n".join(stripped[at:index]) + "\n", index - at, None
-        yield "", 1, list(_pieces(lines[index].rstrip("\r"), view))
-        at = index + 1
-    if at < len(lines):
-        yield "\n".join(stripped[at:]) + "\n", len(lines) - at, None
-
-
-def _clean_untouched(text: str, view: View) -> str:
-    """``clean_bytes`` of a view without part: only the lines cleaning may change go through
-    ``clean_line``, the runs of lines between them are copied at once."""
-    runs = _runs(text, view)
-    if runs is None:  # line by line
-        text = text.replace("\r\n", "\n") if "\r" in text else text
-        lines = text.split("\n")
-        if not lines[-1]:
-            lines.pop()  # the empty string after the final newline is no line
-        return "".join(f"{piece}\n" for line in lines for piece in _pieces(line.rstrip("\r"), view))
-    return "".join(
-        run if pieces is None else "".join(f"{p}\n" for p in pieces) for run, _, pieces in runs
-    )

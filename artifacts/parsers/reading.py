@@ -14,8 +14,9 @@ from contextlib import AbstractContextManager
 from typing import Any, BinaryIO
 
 from artifacts.parsers import OTHER, PARSERS, ParseError, detection, get_parser, normalize
+from artifacts.parsers.cleaning import CleanStream
 from artifacts.parsers.detection import Detection, sample
-from artifacts.parsers.normalize import CleanStream, View
+from artifacts.parsers.normalize import View
 
 # A fresh decompressed stream of the file at its start, closed when its block ends.
 Opener = Callable[[], AbstractContextManager[BinaryIO]]

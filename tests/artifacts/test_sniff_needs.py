@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from artifacts.parsers import normalize
+from artifacts.parsers import cleaning, normalize
 from artifacts.parsers.detection import _score, detect, sample
 from artifacts.parsers.registry import SNIFF_NEEDS, get_parser
 from tests.transforms import TRANSFORMS, text_samples
@@ -35,7 +35,7 @@ def _sniffed(name: str, data: bytes) -> list[bytes]:
     # a long file's windows with those around its signature lines
     windows = taken.scan() if taken.scan else taken.windows
     for part in (taken.head, *windows):
-        out += [part, normalize.clean_bytes(part, view)]
+        out += [part, cleaning.clean_bytes(part, view)]
     return out
 
 

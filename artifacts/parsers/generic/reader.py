@@ -14,9 +14,10 @@ import io
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from artifacts.parsers.cleaning import CleanStream
 from artifacts.parsers.generic import patterns
 from artifacts.parsers.generic.tables import Line, aligned_pairs_at, table_at
-from artifacts.parsers.normalize import CleanStream, View
+from artifacts.parsers.normalize import View
 
 VERSION = 1
 MAX_BYTES = 4 * 1024 * 1024  # read at most (~1 s a MiB); the reading says where it stopped

@@ -10,9 +10,10 @@ import io
 from collections.abc import Collection
 from typing import Any, BinaryIO
 
+from artifacts.parsers.cleaning import CleanStream
 from artifacts.parsers.generic.nearest import TRY_BYTES, nearest_kinds
 from artifacts.parsers.generic.reader import read_generic
-from artifacts.parsers.normalize import CleanStream, View
+from artifacts.parsers.normalize import View
 from artifacts.parsers.reading import Opener
 
 

@@ -1,4 +1,4 @@
-"""Cleaning copies the runs of lines it leaves as they are at once (``normalize._runs``),
+"""Cleaning copies the runs of lines it leaves as they are at once (``cleaning._runs``),
 takes layers off every line by one substitution per layer, and cleans only the lines it may
 change: random files of NCCL lines (own headers, TRACE lines with a function name, glued
 headers, launcher tags), prompts, fences, colours and carriage returns, under random
@@ -12,8 +12,9 @@ import io
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from artifacts.parsers import normalize
-from artifacts.parsers.normalize import CleanStream, LineMap, View
+from artifacts.parsers import cleaning, normalize
+from artifacts.parsers.cleaning import CleanStream, LineMap
+from artifacts.parsers.normalize import View
 
 NCCL_LINES = (
     "gpu07:123:456 [0] NCCL INFO Channel 00/02 : 0 1",
@@ -101,7 +102,7 @@ def line_by_line(data: bytes, view: View) -> tuple[bytes, list[list[int]]]:
         lines.pop()
     out, line_map, clean = [], LineMap(), 0
     for original, line in enumerate(lines, 1):
-        for piece in normalize._pieces(line.rstrip("\r"), view):
+        for piece in normalize.pieces(line.rstrip("\r"), view):
             clean += 1
             line_map.add(clean, original)
             out.append(f"{piece}\n")
@@ -155,7 +156,7 @@ def test_copied_runs_read_as_each_line_cleaned_alone(case: tuple[bytes, View], s
     stream = CleanStream(Trickle(data, size), view)
     assert stream.read() == want
     assert stream.line_map.to_json() == want_map
-    assert normalize.clean_bytes(data, view) == want
+    assert cleaning.clean_bytes(data, view) == want
 
 
 def test_a_long_clean_log_is_copied_not_cleaned_line_by_line() -> None:
@@ -167,17 +168,17 @@ def test_a_long_clean_log_is_copied_not_cleaned_line_by_line() -> None:
     data = ("\n".join(lines) + "\n").encode()
     view = View(hosts=("gpu07", "gpu08", "node-1"))
     seen: list[str] = []
-    pieces = normalize._pieces
+    pieces = cleaning.pieces
 
     def counting(line: str, view: View) -> list[str]:
         seen.append(line)
         return list(pieces(line, view))
 
-    normalize._pieces = counting  # type: ignore[assignment]
+    cleaning.pieces = counting  # type: ignore[assignment]
     try:
         got = CleanStream(io.BytesIO(data), view).read().decode()
     finally:
-        normalize._pieces = pieces  # type: ignore[assignment]
+        cleaning.pieces = pieces  # type: ignore[assignment]
     assert seen == [ODD_LINES[0]]
     assert got.count("\n") == 3001
     assert "Ring 00" in got.split("\n")[1501]
@@ -191,17 +192,17 @@ def test_layers_are_taken_off_a_long_log_without_a_step_per_line() -> None:
     data = ("\n".join(lines) + "\n").encode()
     view = View(layers=("slurm",), hosts=("gpu07", "gpu08", "node-1"))
     seen: list[str] = []
-    pieces = normalize._pieces
+    pieces = cleaning.pieces
 
     def counting(line: str, view: View) -> list[str]:
         seen.append(line)
         return list(pieces(line, view))
 
-    normalize._pieces = counting  # type: ignore[assignment]
+    cleaning.pieces = counting  # type: ignore[assignment]
     try:
         stream = CleanStream(io.BytesIO(data), view)
         got = stream.read()
     finally:
-        normalize._pieces = pieces  # type: ignore[assignment]
+        cleaning.pieces = pieces  # type: ignore[assignment]
     assert seen == ["3: " + ODD_LINES[0]]
     assert (got, stream.line_map.to_json()) == line_by_line(data, view)

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from artifacts.parsers import OTHER, detection, normalize
+from artifacts.parsers import OTHER, cleaning, detection, normalize
 from artifacts.parsers.detection import detect_sample, sample
 from artifacts.parsers.reading import parse_file, view_of
 from tests.samples import TESTS_DIR
@@ -252,7 +252,7 @@ def test_one_part_at_most_is_what_cleaning_the_whole_file_says(seed: int) -> Non
         whole = b"".join(b"%d: %s\n" % (rng.randrange(2), ln) for ln in whole.split(b"\n")[:-1])
     view = normalize.plan(whole)
     if detection._one_part_at_most(whole, view):
-        clean = normalize.clean_bytes(whole, view).decode("utf-8", "replace")
+        clean = cleaning.clean_bytes(whole, view).decode("utf-8", "replace")
         assert len(normalize.transcript_parts(clean)) < 2
 
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from artifacts.parsers import normalize
-from artifacts.parsers.normalize import CleanStream
+from artifacts.parsers.cleaning import CleanStream
 from tests.transforms import TRANSFORMS
 
 NCCL_LOG = (
