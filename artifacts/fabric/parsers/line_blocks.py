@@ -15,7 +15,7 @@ same way, so ``repair_warnings()`` says the same.
 from __future__ import annotations
 
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
 from artifacts.parsers.textutil import MAX_LINE_BYTES, LineReader, read_or_fail, repair_notes
@@ -122,3 +122,21 @@ class NumberedBlocks(BlockReader):
 
     def _repaired(self, raw: bytes) -> Iterator[tuple[int, str]]:  # type: ignore[override]
         return self._numbered(raw)
+
+
+def feed_numbered(
+    reader: NumberedBlocks,
+    feed_block: Callable[[str, int], int],
+    feed_line: Callable[[str, int], object],
+) -> None:
+    """Hand a parser a ``NumberedBlocks`` reading: each whole block decoded, with the number
+    of the last line read before it (``feed_block`` answers the number of its own last
+    line), and each repaired line with its physical line number."""
+    line_no = 0
+    for piece in reader:
+        if isinstance(piece, bytes):
+            line_no = feed_block(piece.decode("utf-8"), line_no)
+        else:  # a line LineReader repaired (a \r, bytes not UTF-8, cut, no newline)
+            advanced, line = piece
+            line_no += advanced
+            feed_line(line, line_no)

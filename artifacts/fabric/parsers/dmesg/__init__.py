@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, ClassVar
 
 from artifacts.fabric.parsers.dmesg import blocks, events
 from artifacts.fabric.parsers.dmesg.stamps import Stamp, split_stamp
-from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks, feed_numbered
 from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import MAX_LINE_BYTES, head_text
 
@@ -116,14 +116,7 @@ def parse(stream: BinaryIO) -> DmesgResult:
     # are read one by one; the rest are counted in runs (blocks.py)
     reader = NumberedBlocks(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
     state = _State()
-    line_no = 0
-    for piece in reader:
-        if isinstance(piece, bytes):
-            line_no = state.feed_block(piece.decode("utf-8"), line_no)
-        else:  # a line LineReader repaired (a \r, bytes not UTF-8, cut, no newline)
-            advanced, line = piece
-            line_no += advanced
-            state.feed(line, line_no)
+    feed_numbered(reader, state.feed_block, state.feed)
     if not state.kernel_lines:
         raise ParseError(
             "no kernel log lines found (dmesg '[uptime]' or '[date]' prefixes, syslog or "

@@ -40,7 +40,7 @@ from artifacts.fabric.parsers.fabric_manager.messages import (
     iso_of,
 )
 from artifacts.fabric.parsers.fabric_manager.messages import maybe_undated as _maybe_undated
-from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks
+from artifacts.fabric.parsers.line_blocks import BLOCK_BYTES, NumberedBlocks, feed_numbered
 from artifacts.parsers.base import ParseError, ParseResult
 from artifacts.parsers.textutil import MAX_LINE_BYTES, head_text
 
@@ -138,14 +138,7 @@ def parse(stream: BinaryIO) -> FabricManagerResult:
     # pattern and counted per distinct message (block_entries); the rest line by line
     reader = NumberedBlocks(stream, block_bytes=BLOCK_BYTES, max_line_bytes=MAX_LINE_BYTES)
     state = _State()
-    line_no = 0
-    for piece in reader:
-        if isinstance(piece, bytes):
-            line_no = state.feed_block(piece.decode("utf-8"), line_no)
-        else:  # a line LineReader repaired (a \r, bytes not UTF-8, cut, no newline)
-            advanced, line = piece
-            line_no += advanced
-            state.feed(line, line_no)
+    feed_numbered(reader, state.feed_block, state.feed)
     state.flush()
     if not state.entries:
         raise ParseError(
