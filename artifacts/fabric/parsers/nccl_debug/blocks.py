@@ -169,7 +169,7 @@ _LEVEL_WORDS = tuple(
 
 
 def _inert(line: str) -> bool:
-    """Whether ``_State.feed`` leaves everything as it was for this line, while no wrapped
+    """Whether ``LineState.feed`` leaves everything as it was for this line, while no wrapped
     completion is pending: no NCCL header nor level word, and none of the words the
     foreign-line readers (settings, versions, completions, PyTorch errors) start from."""
     if "NCCL " in line and any(word in line for word in _LEVEL_WORDS):

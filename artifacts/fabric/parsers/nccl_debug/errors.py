@@ -11,7 +11,6 @@ from typing import Any
 from artifacts.fabric.parsers.nccl_debug import ibverbs, limits
 from artifacts.fabric.parsers.nccl_debug.info import InfoReader
 from artifacts.fabric.parsers.nccl_debug.patterns import (
-    ENV_NCCL,
     SOURCE,
     clean_env_value,
     line_time,
@@ -87,11 +86,9 @@ class ErrorReader(InfoReader):
             self._hostless_event("nccl_warn", time, line_no, msg, details, launcher)
             return
         if " version" in msg[:16] and self._version(None, msg, line_no, at_start=True):
-            self.parts.setdefault("version", None)
-        elif msg.startswith("NCCL_"):
-            match = ENV_NCCL.match(msg)
-            if match:
-                self._add_env(match["name"], clean_env_value(match["value"]), None, "nccl")
+            return
+        if msg.startswith("NCCL_"):
+            self._nccl_env(None, msg)
         elif " Bytes -> Algo " in msg:
             self._algo_choice(msg)
         elif " opCount " in msg:
@@ -163,8 +160,8 @@ class ErrorReader(InfoReader):
                 self._add_env(m["name"], clean_env_value(m["value"]), None, "command")
         if "CCL" in line and " version" in line and "error" not in line.lower():
             bare = read_version(line)
-            if bare and bare[4] < 40 and self._version(None, line, line_no, at_start=False):
-                self.parts.setdefault("version", None)
+            if bare and bare[4] < 40:
+                self._add_version(None, bare, line_no)
                 return  # NCCL_DEBUG=VERSION prints the line without a header
         if " : " in line and self._version_detail(line, line_no):
             return
@@ -186,11 +183,8 @@ class ErrorReader(InfoReader):
         key = (error.kind, error.rank, *error.identity)
         if key in self.event_index:
             return  # PyTorch repeats the same error in the exception text and its "what():"
-        if len(self.events) >= limits.MAX_EVENTS:
-            self.dropped += 1
-            return
-        self.event_index[key] = len(self.events)
-        self.events.append(
+        self._record(
+            key,
             {
                 "kind": error.kind,
                 "time": time,
@@ -203,7 +197,7 @@ class ErrorReader(InfoReader):
                 "_thread": None,
                 "_dev": None,
                 "_launcher": error.rank,
-            }
+            },
         )
 
     def _group_timeout(self, error: TorchError) -> None:

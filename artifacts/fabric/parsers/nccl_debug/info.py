@@ -72,8 +72,7 @@ class InfoReader(CollectiveReader, TopologyReader):
         elif kind == "comm":
             self._comm_line(seg, msg, line_no, time, launcher)
         elif kind == "version":
-            if self._version(seg.host, msg, line_no, at_start=True):
-                self.parts.setdefault("version", None)
+            self._version(seg.host, msg, line_no, at_start=True)
         elif kind == "env":
             self._nccl_env(seg.host, msg)
         elif kind == "init_timings":
@@ -93,11 +92,21 @@ class InfoReader(CollectiveReader, TopologyReader):
         found = read_version(msg)
         if found is None or (at_start and found[4] > 0):
             return False
+        self._add_version(host, found, line_no)
+        return True
+
+    def _add_version(
+        self,
+        host: str | None,
+        found: tuple[str, str, str | None, str | None, int],
+        line_no: int,
+    ) -> None:
+        """Keep a version line ``read_version`` decoded, and the line a detail may follow."""
         library, version, build, revision, _ = found
         key = (host, library, version, build, revision)
         self.versions.setdefault(key, {})
         self.last_version = (key, line_no)
-        return True
+        self.parts.setdefault("version", None)
 
     def _version_detail(self, line: str, line_no: int) -> bool:
         """RCCL's ``HIP version  : ...`` lines under its version line (no NCCL header)."""
@@ -118,7 +127,7 @@ class InfoReader(CollectiveReader, TopologyReader):
             self.versions[version_key][key] = value
         return True
 
-    def _nccl_env(self, host: str, msg: str) -> None:
+    def _nccl_env(self, host: str | None, msg: str) -> None:
         match = ENV_NCCL.match(msg)
         if match:
             self._add_env(match["name"], clean_env_value(match["value"]), host, "nccl")

@@ -1,6 +1,6 @@
 """Which reading an ``NCCL INFO`` message gets, decided by its text alone.
 
-``_State._info`` reads a message in two steps: this module names its kind (a collective
+``InfoReader._info`` reads a message in two steps: this module names its kind (a collective
 call, a channel line, a network line, ...; None for the many that hold no fact), then the
 state reads it as that kind, which may depend on the line's host and thread and on what came
 before. Only the first step is a function of the text, so it is the one the block reading

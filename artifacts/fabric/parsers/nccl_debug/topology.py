@@ -54,6 +54,11 @@ _GRAPH = re.compile(
 _STATUS_ORDER = {"started": 0, "complete": 1, "destroyed": 2, "aborted": 2}
 
 
+def _down_ranks(text: str) -> tuple[int, ...]:
+    """A tree's ``down`` ranks (``3/-1/-1``), each read once; -1 marks an empty slot."""
+    return tuple(d for d in map(int, text.split("/")) if d >= 0)
+
+
 class TopologyReader(Store):
     """Communicators, channels, paths, rings, trees and graphs of ``comm``/``channel`` lines."""
 
@@ -236,12 +241,12 @@ class TopologyReader(Store):
         comm = self.thread_comm.get((seg.host, seg.pid, seg.tid))
         if msg.startswith("Trees"):
             for m in _TREES.finditer(msg):
-                down = tuple(int(d) for d in m["down"].split("/") if int(d) >= 0)
+                down = _down_ranks(m["down"])
                 self._tree(seg, comm, int(m["rank"]), int(m["ch"]), int(m["up"]), down)
             return
         single = _TREE.match(msg)
         if single:
-            down = tuple(int(d) for d in single["down"].split("/") if int(d) >= 0)
+            down = _down_ranks(single["down"])
             self._tree(seg, comm, int(single["rank"]), int(single["ch"]), int(single["up"]), down)
 
     def _tree(

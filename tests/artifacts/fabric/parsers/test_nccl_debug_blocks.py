@@ -17,6 +17,7 @@ import pytest
 
 from artifacts.fabric.parsers import nccl_debug
 from artifacts.fabric.parsers.nccl_debug import limits
+from artifacts.fabric.parsers.nccl_debug.model import NcclDebugResult
 from artifacts.parsers.base import ParseError
 from tests.artifacts.fabric.parsers.blocks import jitter
 
@@ -121,6 +122,23 @@ def _read(parse: object, data: bytes) -> str:
     return json.dumps(result.to_json(), sort_keys=True, default=str)
 
 
+def _read_alike(
+    data: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    block_bytes: int | None = None,
+    memo: int | None = None,
+) -> NcclDebugResult:
+    """The block reading of ``data`` (in blocks of ``block_bytes``, remembering ``memo``
+    messages' kinds, where given), checked equal to the line-by-line reading."""
+    if block_bytes is not None:
+        monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
+    if memo is not None:
+        monkeypatch.setattr(limits, "MAX_MEMO", memo)
+    result = nccl_debug.parse(io.BytesIO(data))
+    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    return result
+
+
 @pytest.mark.parametrize("seed", range(60))
 def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
@@ -133,27 +151,27 @@ def test_blocks_read_as_lines(seed: int, monkeypatch: pytest.MonkeyPatch) -> Non
     assert _read(nccl_debug.parse, data) == _read(nccl_debug.parse_by_line, data)
 
 
-def test_a_lone_carriage_return_keeps_line_numbers() -> None:
+def test_a_lone_carriage_return_keeps_line_numbers(monkeypatch: pytest.MonkeyPatch) -> None:
     # LineReader gives both pieces of "a\rb" one number: the block reading must too
     data = (
         b"gpu1:1:1 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
         b"10%\r20%\n"
         b"gpu1:1:1 [0] misc/socket.cc:1 NCCL WARN first\n"
     )
-    result = nccl_debug.parse(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch)
     assert [e.line for e in result.events] == [3]
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
 
 
-def test_plain_lines_are_counted_per_host_and_collectives_in_bulk() -> None:
+def test_plain_lines_are_counted_per_host_and_collectives_in_bulk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     head = b"gpu1:1:1 [0] NCCL INFO comm 0x1 rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE\n"
     body = (
         b"gpu1:1:1 [0] NCCL INFO AllReduce: opCount 1 sendbuff 0x1 recvbuff 0x2 count 8 "
         b"datatype 7\ngpu1:1:1 [0] enqueue.cc:1 NCCL TRACE call\nprefix gpu1:1:1 NCCL CALL x\n"
     )
     data = head + body * 1000
-    result = nccl_debug.parse(io.BytesIO(data))
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch)
     assert result.stats["nccl_lines"] == 1 + 3000
     [calls] = result.collectives
     assert (calls.collective, calls.calls) == ("AllReduce", 1000)
@@ -201,11 +219,8 @@ SAME_MESSAGES = (
 def test_remembered_messages_are_read_by_their_host_and_thread(
     block_bytes: int, memo: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(limits, "MAX_MEMO", memo)
     data = SAME_MESSAGES * 3
-    result = nccl_debug.parse(io.BytesIO(data))
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch, block_bytes, memo)
     by_host = {r.host: r for r in result.ranks}
     assert by_host["gpu1"].init_seconds == 0.5  # the later timing, the earlier one dropped
     assert by_host["gpu2"].init_seconds is None  # rank 0 is not gpu2's rank
@@ -234,7 +249,6 @@ def test_remembered_messages_are_read_by_their_host_and_thread(
 def test_repeated_algorithm_choices_are_matched_once_and_counted(
     block_bytes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
     body = (
         b"gpu1:1:1 [0] NCCL INFO AllReduce: 1024 Bytes -> Algo 1 proto 2 channel{Lo..Hi}={0..3}\n"
         b"gpu2:2:2 [1] NCCL INFO AllReduce: 1024 Bytes -> Algo 1 proto 2 channel{Lo..Hi}={0..3}\n"
@@ -243,8 +257,7 @@ def test_repeated_algorithm_choices_are_matched_once_and_counted(
         b"gpu1:1:1 [0] NCCL INFO AllReduce: many Bytes -> Algo 1 proto 2\n"  # no choice read
     )
     data = body * 7
-    result = nccl_debug.parse(io.BytesIO(data))
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch, block_bytes)
     assert [
         (a.collective, a.algorithm, a.protocol, a.calls, a.min_bytes, a.max_bytes, a.max_channels)
         for a in result.algorithms
@@ -278,11 +291,8 @@ SECOND_NCCL = (
 def test_a_second_nccl_word_that_starts_no_header_keeps_the_line_plain(
     block_bytes: int, memo: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
-    monkeypatch.setattr(limits, "MAX_MEMO", memo)
     data = SECOND_NCCL * 3
-    result = nccl_debug.parse(io.BytesIO(data))
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch, block_bytes, memo)
     assert [(v.host, v.version) for v in result.versions] == [("gpu1", "2.21.5")]
     assert [p.via for p in result.paths] == ["NET/IB/0 NCCL"]
     assert [c.calls for c in result.collectives] == [3]
@@ -296,7 +306,6 @@ def test_lines_of_many_hosts_between_two_fed_lines_are_counted_per_host(
 ) -> None:
     # A name with its head cut ("pu15") stands for a known host only once that host printed
     # a few lines: the counts of plain lines, many hosts' at once, decide it.
-    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
     hosts = range(10, 22)
     rounds = b"".join(
         b"".join(b"gpu%d:1%d:1%d [0] enqueue.cc:1 NCCL TRACE step\n" % (h, h, h) for h in hosts)
@@ -304,8 +313,7 @@ def test_lines_of_many_hosts_between_two_fed_lines_are_counted_per_host(
         for r in range(3)
     )
     data = rounds + b"pu15:115:115 [0] NCCL INFO Using network IB\n"
-    result = nccl_debug.parse(io.BytesIO(data))
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch, block_bytes)
     assert [h.host for h in result.hosts] == [f"gpu{h}" for h in hosts]
     assert [h.transports for h in result.hosts if h.host == "gpu15"] == [("IB",)]
 
@@ -314,7 +322,6 @@ def test_lines_of_many_hosts_between_two_fed_lines_are_counted_per_host(
 def test_lines_of_one_host_between_two_fed_lines_are_each_counted(
     block_bytes: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(nccl_debug, "BLOCK_BYTES", block_bytes)
     data = (
         b"gpu1:1:1 [0] NCCL INFO first\n"
         + b"gpu1:1:1 [0] NCCL TRACE a\n" * 2
@@ -322,6 +329,5 @@ def test_lines_of_one_host_between_two_fed_lines_are_each_counted(
         # gpu1 printed 3 lines: "pu1" on its pid is gpu1, every time (it never becomes a host)
         + b"pu1:1:1 [0] NCCL INFO Using network IB\n" * 5
     )
-    result = nccl_debug.parse(io.BytesIO(data))
-    assert result == nccl_debug.parse_by_line(io.BytesIO(data))
+    result = _read_alike(data, monkeypatch, block_bytes)
     assert [h.host for h in result.hosts] == ["gpu1", "gpu2"]
