@@ -26,9 +26,10 @@ from operator import itemgetter
 from typing import Any, BinaryIO, ClassVar
 
 from artifacts.fabric.parsers.fabric_manager.block_entries import (
-    STAMP,
+    _STAMP_OF,
     Row,
     joined_text,
+    stamp_iso,
     whole_entries,
 )
 from artifacts.fabric.parsers.fabric_manager.messages import (
@@ -51,13 +52,13 @@ BANNERS = (b"Fabric Manager version",)
 
 MAX_EVENTS = 20_000
 MAX_ENTRY_CHARS = 4000
-# The memos of a parse (effects per distinct message, ISO time per distinct stamp) are
-# emptied when this full, and skip longer texts (a long message seldom repeats): on ever new
+# The memos of a parse (effects per distinct message, and per its raw lines) are emptied
+# when this full, and skip longer texts (a long message seldom repeats): on ever new
 # messages they hold at most 4096 x 2 KB twice, and memory stays flat
 _MEMO_ENTRIES = 4096
 _MEMO_CHARS = 2048
 _UNSEEN: Any = object()
-_STAMP_OF, _LEVEL_BODY, _BODY_OF = itemgetter(0), itemgetter(1, 3), itemgetter(3)
+_LEVEL_BODY, _BODY_OF = itemgetter(1, 3), itemgetter(3)
 
 _ENTRY = re.compile(
     r"^\[(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<year>\d{4}) (?P<time>\d{2}:\d{2}:\d{2})\]"
@@ -167,7 +168,6 @@ class _State:
         # message lines) of block_entries: a repeated message costs a dict lookup
         self.effects: dict[tuple[str, str], Effect] = {}
         self.raw_effects: dict[tuple[str, str], tuple[str, Effect] | None] = {}
-        self.stamps: dict[str, str | None] = {}
 
     def feed(self, line: str, line_no: int) -> None:
         m = _ENTRY.match(line)
@@ -240,9 +240,9 @@ class _State:
             if effect.ordered:
                 ordered[key] = effect, text
         if self.first is None:
-            self.first = next(filter(None, map(self._iso, map(_STAMP_OF, rows))), None)
+            self.first = next(filter(None, map(stamp_iso, map(_STAMP_OF, rows))), None)
         for row in reversed(rows):  # the last stamp that is a time (most often: the last)
-            if when := self._iso(row[0]):
+            if when := stamp_iso(row[0]):
                 self.last = when
                 break
         seen, line = 0, line_no + 1  # the line of row ``seen``
@@ -251,7 +251,7 @@ class _State:
             line += "".join(map(_BODY_OF, rows[seen:i])).count("\n")
             seen = i
             stamp, level, tid, _ = rows[i]
-            self._place(*ordered[keys[i]], self._iso(stamp), level, int(tid), line)
+            self._place(*ordered[keys[i]], stamp_iso(stamp), level, int(tid), line)
         return True
 
     def _raw_effect(self, level: str, body: str) -> tuple[str, Effect] | None:
@@ -272,17 +272,6 @@ class _State:
                     effects.clear()
                 effects[(level, text)] = effect
         return effect
-
-    def _iso(self, stamp: str) -> str | None:
-        try:
-            return self.stamps[stamp]
-        except KeyError:
-            if len(self.stamps) >= _MEMO_ENTRIES:
-                self.stamps.clear()
-            m = STAMP.fullmatch(stamp)
-            assert m is not None  # block_entries read it with the same pattern
-            when = self.stamps[stamp] = iso_of(m["year"], m["mon"], m["day"], m["time"])
-            return when
 
     def _undated(self, line: str, line_no: int) -> bool:
         """An entry whose date was removed: starts one when its message is Fabric Manager's."""

@@ -6,14 +6,11 @@ cost more than the checks themselves. ``_State.feed_block`` counts the rows per 
 
 from __future__ import annotations
 
+import functools
 import re
 from operator import itemgetter
 
-from artifacts.fabric.parsers.fabric_manager.messages import (
-    UNDATED_WORDS,
-    bare_entry,
-    maybe_undated,
-)
+from artifacts.fabric.parsers.fabric_manager.messages import bare_entry, iso_of, maybe_undated
 
 # (stamp, level, tid, body): the body is the rest of the entry's line and every line after
 # it that does not start with "[" (only such a line can start another entry), each with its
@@ -29,7 +26,7 @@ _ROW = (
 # then cover all of it, and one look at the stamps says whether each "[" line is a row.
 _ROWS = re.compile(r"(?a)^(?:" + _ROW + r"|\[[^\n]*\n(?:[^\[\n][^\n]*\n|\n)*)", re.M)
 # the stamp of a row, in the pieces iso_of takes
-STAMP = re.compile(
+_STAMP = re.compile(
     r"(?P<mon>[A-Z][a-z]{2}) +(?P<day>\d{1,2}) (?P<year>\d{4}) (?P<time>\d{2}:\d{2}:\d{2})"
 )
 
@@ -55,7 +52,9 @@ def joined_text(body: str, max_chars: int) -> str | None:
     text = lines[0].strip()
     if len(lines) == 1:
         return text
-    if _may_start_entries(body[len(lines[0]) + 1 :]):
+    # the continuation lines at once: none starts with "[" (_ROW ends a body before such a
+    # line), so maybe_undated looks only for its words, and they hold no newline
+    if maybe_undated(body[len(lines[0]) + 1 :]):
         for line in lines[1:]:
             if maybe_undated(line) and bare_entry(line) is not None:
                 return None
@@ -65,9 +64,9 @@ def joined_text(body: str, max_chars: int) -> str | None:
     return text
 
 
-def _may_start_entries(lines: str) -> bool:
-    """``maybe_undated`` of continuation lines (none starts with "[") at once: its words
-    hold no newline, so they are in the joined lines where they are in one of them."""
-    if not lines.isascii() or "nv-fabricmanager" in lines:
-        return True
-    return UNDATED_WORDS.search(lines.lower()) is not None
+@functools.lru_cache(maxsize=4096)  # the rows of one second share their stamp
+def stamp_iso(stamp: str) -> str | None:
+    """The ISO time of a row's stamp (None: no such day or time)."""
+    m = _STAMP.fullmatch(stamp)
+    assert m is not None  # _ROWS read it with the same pattern
+    return iso_of(m["year"], m["mon"], m["day"], m["time"])

@@ -183,7 +183,7 @@ def bare_entry(line: str) -> BareEntry | None:
 
 def _fm_message(msg: str) -> bool:
     """Is this one of the messages Fabric Manager prints (not its continuation lines)?"""
-    if not _has(msg, "detected", "fabric manager version", "multicast", "partition"):
+    if not _in(_lower(msg), "detected", "fabric manager version", "multicast", "partition"):
         return False
     return bool(
         _SXID.search(msg)
@@ -212,23 +212,16 @@ def _lower(text: str) -> str | None:
 
 
 def _in(low: str | None, *words: str) -> bool:
-    """``_has`` on a text lowered once by ``_lower``."""
+    """False only when none of ``words`` (lower case) is in ``low``, a text lowered by
+    ``_lower`` (None: beyond ASCII, always searched, as re.I folds more cases): each
+    case-insensitive pattern above needs one of its words, and most entries hold none, so
+    the pattern is not tried (issue 27). A text checked more than once is lowered once."""
     if low is None:
         return True
     for word in words:  # noqa: SIM110 (any() with a generator costs twice as much here)
         if word in low:
             return True
     return False
-
-
-def _has(text: str, *words: str) -> bool:
-    """False only when none of ``words`` (lower case) is in ``text``: each case-insensitive
-    pattern above needs one of its words, and most entries hold none, so the pattern is
-    not tried (issue 27). Text beyond ASCII is always searched (re.I folds more cases)."""
-    if not text.isascii():
-        return True
-    low = text.lower()
-    return any(word in low for word in words)
 
 
 @functools.lru_cache(maxsize=4096)  # the entries of one second share their stamp

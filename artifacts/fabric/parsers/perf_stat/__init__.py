@@ -40,6 +40,7 @@ from artifacts.fabric.parsers.perf_stat.effects import (
     FX_COMMAND,
     INTERVAL_CELL,
     ROW,
+    Cells,
     Effect,
     csv_cells,
     event_fields,
@@ -200,9 +201,7 @@ class _State:
         run = self._next_run(bool(self.runs[-1].footer) and interval is None)
         run.events += 1
         if interval:
-            if run.intervals is None:
-                run.intervals = set()
-            run.intervals.add(float(interval))
+            run.add_intervals({float(interval)})
         if len(self.events) >= MAX_EVENTS:
             self.dropped += 1
             return None
@@ -337,8 +336,7 @@ class _State:
             return False
         run = self._take(interval)
         if run is not None:
-            cells = tuple(text[a:b] if a >= 0 else None for a, b in spans)
-            self.events.append(perf_event(event_fields(cells), run.index))
+            self.events.append(perf_event(event_fields(_row_cells(text, spans, part)), run.index))
         self.parts.setdefault(part, None)
         return True
 
@@ -361,9 +359,7 @@ class _State:
         start, end = spans[0]
         run = self._take(text[start:end].strip() if start >= 0 else None)
         if run is not None:
-            cells = csv_cells(text)
-            assert cells is not None  # a row, as the template's
-            self.events.append(perf_event(event_fields(cells), run.index))
+            self.events.append(perf_event(event_fields(_row_cells(text, spans, "csv")), run.index))
         self.parts.setdefault("csv", None)
 
     def _shaped_rows(self, rows: ShapedRows, chunk: bytes, pos: int) -> None:
@@ -386,11 +382,7 @@ class _State:
         room = max(0, MAX_EVENTS - len(self.events))
         for _, start, length, spans, part in rows.each[:room]:
             text = chunk[pos + start : pos + start + length].decode()
-            if part == "csv":
-                cells = csv_cells(text)
-                assert cells is not None  # a row, as the template's
-            else:
-                cells = tuple(text[a:b] if a >= 0 else None for a, b in spans)
+            cells = _row_cells(text, spans, part)
             self.events.append(perf_event(event_fields(cells), run.index))
         self.dropped += max(0, count - room)
         for part in rows.parts:
@@ -490,6 +482,17 @@ class _State:
             parts=tuple(self.parts),
             warnings=tuple(warnings + buffer.warnings()),
         )
+
+
+def _row_cells(text: str, spans: Spans, part: str) -> Cells:
+    """The cells of a row where the template's row was, with other digits in the same
+    places: a text row's are the slices at the template's ``spans`` (perf's patterns have
+    no digit of their own); a ``-x,`` row is split (its cells are no fixed slices)."""
+    if part == "csv":
+        cells = csv_cells(text)
+        assert cells is not None  # a row, as the template's
+        return cells
+    return tuple(text[a:b] if a >= 0 else None for a, b in spans)
 
 
 # What applies each kind of effect, by kind.
