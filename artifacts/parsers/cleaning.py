@@ -76,7 +76,7 @@ class CleanStream(io.RawIOBase):
         self._eof = False
         self._original = 0
         self._clean = 0
-        self._numbered = 0  # clean lines before the part filter (what Part numbers)
+        self._numbered = 0  # clean lines before a part's filter (what Part numbers)
         self.line_map = LineMap()
 
     def readable(self) -> bool:
@@ -116,12 +116,10 @@ class CleanStream(io.RawIOBase):
                 self.line_map.add(self._clean + 1, self._original + 1)
                 self._original += lines
                 self._clean += lines
-                self._numbered += lines
                 out.append(kept)
             else:
                 self._original += 1
                 for piece in cleaned:
-                    self._numbered += 1
                     self._clean += 1
                     self.line_map.add(self._clean, self._original)
                     out.append(f"{piece}\n")
@@ -157,19 +155,20 @@ def clean_bytes(data: bytes, view: View, *, max_line: int = 1024 * 1024) -> byte
     text = data.decode(codec, errors="replace").removeprefix("\ufeff")
     if view.part is None:
         return _clean_untouched(text, view).encode("utf-8")
+    return "".join(f"{piece}\n" for piece in _line_pieces(text, view)).encode("utf-8")
+
+
+def _line_pieces(text: str, view: View) -> Iterator[str]:
+    """Each clean line of ``text``, every line cleaned on its own (a part's lines only)."""
     lines = text.split("\n")
     if not lines[-1]:
         lines.pop()  # the empty string after the final newline is no line
-    out = []
-    part = view.part
-    numbered = 0
+    part, numbered = view.part, 0
     for line in lines:
         for piece in pieces(line.rstrip("\r"), view):
             numbered += 1
-            if part and not part.start <= numbered <= part.end:
-                continue
-            out.append(piece)
-    return "".join(f"{line}\n" for line in out).encode("utf-8")
+            if part is None or part.start <= numbered <= part.end:
+                yield piece
 
 
 # What a line holds when cleaning may change it, wherever it stands in the line: a colour
@@ -365,14 +364,10 @@ def _indexed_runs(
 
 def _clean_untouched(text: str, view: View) -> str:
     """``clean_bytes`` of a view without part: only the lines cleaning may change go through
-    ``clean_line``, the runs of lines between them are copied at once."""
+    ``pieces``, the runs of lines between them are copied at once."""
     runs = _runs(text, view)
-    if runs is None:  # line by line
-        text = text.replace("\r\n", "\n") if "\r" in text else text
-        lines = text.split("\n")
-        if not lines[-1]:
-            lines.pop()  # the empty string after the final newline is no line
-        return "".join(f"{piece}\n" for line in lines for piece in pieces(line.rstrip("\r"), view))
+    if runs is None:  # line by line (a line's trailing CRs go with its rstrip)
+        return "".join(f"{piece}\n" for piece in _line_pieces(text, view))
     return "".join(
         run if cleaned is None else "".join(f"{p}\n" for p in cleaned) for run, _, cleaned in runs
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 
+import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -159,14 +160,8 @@ def test_copied_runs_read_as_each_line_cleaned_alone(case: tuple[bytes, View], s
     assert cleaning.clean_bytes(data, view) == want
 
 
-def test_a_long_clean_log_is_copied_not_cleaned_line_by_line() -> None:
-    """The fast path is taken: an NCCL log with one glued line in 3,000 cleans only that one
-    (``_pieces`` sees one line), and the glued line is still cut."""
-    plain = NCCL_LINES[:3]  # the fourth holds "> ", which may be a prompt's
-    lines = [plain[i % len(plain)] for i in range(3000)]
-    lines[1500] = ODD_LINES[0]
-    data = ("\n".join(lines) + "\n").encode()
-    view = View(hosts=("gpu07", "gpu08", "node-1"))
+def lines_cleaned_alone(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The lines ``pieces`` is asked to clean from now on, in order."""
     seen: list[str] = []
     pieces = cleaning.pieces
 
@@ -174,35 +169,38 @@ def test_a_long_clean_log_is_copied_not_cleaned_line_by_line() -> None:
         seen.append(line)
         return list(pieces(line, view))
 
-    cleaning.pieces = counting  # type: ignore[assignment]
-    try:
-        got = CleanStream(io.BytesIO(data), view).read().decode()
-    finally:
-        cleaning.pieces = pieces  # type: ignore[assignment]
+    monkeypatch.setattr(cleaning, "pieces", counting)
+    return seen
+
+
+def test_a_long_clean_log_is_copied_not_cleaned_line_by_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The fast path is taken: an NCCL log with one glued line in 3,000 cleans only that one
+    (``pieces`` sees one line), and the glued line is still cut."""
+    plain = NCCL_LINES[:3]  # the fourth holds "> ", which may be a prompt's
+    lines = [plain[i % len(plain)] for i in range(3000)]
+    lines[1500] = ODD_LINES[0]
+    data = ("\n".join(lines) + "\n").encode()
+    view = View(hosts=("gpu07", "gpu08", "node-1"))
+    seen = lines_cleaned_alone(monkeypatch)
+    got = CleanStream(io.BytesIO(data), view).read().decode()
     assert seen == [ODD_LINES[0]]
     assert got.count("\n") == 3001
     assert "Ring 00" in got.split("\n")[1501]
 
 
-def test_layers_are_taken_off_a_long_log_without_a_step_per_line() -> None:
+def test_layers_are_taken_off_a_long_log_without_a_step_per_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A Slurm-labelled NCCL log: the labels go by one substitution, only the glued line is
     cleaned on its own (from its original line, label included), and the line map holds."""
     lines = [f"{i % 8}: {NCCL_LINES[i % 3]}" for i in range(3000)]
     lines[1500] = "3: " + ODD_LINES[0]
     data = ("\n".join(lines) + "\n").encode()
     view = View(layers=("slurm",), hosts=("gpu07", "gpu08", "node-1"))
-    seen: list[str] = []
-    pieces = cleaning.pieces
-
-    def counting(line: str, view: View) -> list[str]:
-        seen.append(line)
-        return list(pieces(line, view))
-
-    cleaning.pieces = counting  # type: ignore[assignment]
-    try:
-        stream = CleanStream(io.BytesIO(data), view)
-        got = stream.read()
-    finally:
-        cleaning.pieces = pieces  # type: ignore[assignment]
+    seen = lines_cleaned_alone(monkeypatch)
+    stream = CleanStream(io.BytesIO(data), view)
+    got = stream.read()
     assert seen == ["3: " + ODD_LINES[0]]
     assert (got, stream.line_map.to_json()) == line_by_line(data, view)
