@@ -28,11 +28,9 @@ KIND = "dmesg"
 VERSION = 1
 
 MAX_EVENTS = 20_000
-MAX_JOINED = 40
+MAX_JOINED = 40  # NVRM lines joined to one event (an Xid 119's RPC history is ~20)
 # details an event gathers beyond its own line: kept when a wrapped line is read again
-_KEPT_DETAILS = frozenset(
-    {"uptime_s", "delta_s", "uuid", "more", "repeats"}
-)  # NVRM lines joined to one event (an Xid 119's RPC history is ~20)
+_KEPT_DETAILS = frozenset({"uptime_s", "delta_s", "uuid", "more", "repeats"})
 _GPU_AT = re.compile(r"NVRM: GPU at PCI:(?P<pci>[0-9a-fA-F:.]+): (?P<uuid>GPU-[0-9a-fA-F\-]+)")
 _SERIAL = re.compile(r"NVRM: GPU Board Serial Number: (?P<serial>\S+)")
 # "NVIDIA UNIX x86_64 Kernel Module  535.104.05" (proprietary) or "NVIDIA UNIX Open Kernel
@@ -244,16 +242,21 @@ class _State:
         if found is None:  # "NVRM:" then spaces: no message, no event
             self.previous = (stamp, body, None, line_no)
             return
-        seen = self.nvrm_seen.get(found["msg"][:500])
-        if seen is not None:  # what _add does for a message seen before, without details
-            seen["details"]["repeats"] = seen["details"].get("repeats", 1) + 1
-            made: dict[str, Any] | None = seen
-        elif len(self.events) >= MAX_EVENTS:  # what _add does then, without the details
-            self.dropped += 1
-            made = None
-        else:
-            made = self._add(stamp, line_no, body, ("nvrm", events.nvrm_details(found["msg"])))
+        made = self._nvrm_event(stamp, line_no, body, found["msg"])
         self.previous = (stamp, body, made, line_no)
+
+    def _nvrm_event(self, stamp: Stamp, line_no: int, body: str, msg: str) -> dict[str, Any] | None:
+        """What ``_add`` does for an NVRM message of its own, without reading its details
+        where they are not kept (a message seen before, or no room for events): the event
+        it counts on or makes, or None."""
+        seen = self.nvrm_seen.get(msg[:500])
+        if seen is not None:
+            seen["details"]["repeats"] = seen["details"].get("repeats", 1) + 1
+            return seen
+        if len(self.events) >= MAX_EVENTS:
+            self.dropped += 1
+            return None
+        return self._add(stamp, line_no, body, ("nvrm", events.nvrm_details(msg)))
 
     def _stamp_run(self, text: str, start: int, line_no: int) -> tuple[int, int]:
         """The lines from ``start`` that start with the last line's stamp text (an Xid's RPC
@@ -312,9 +315,7 @@ class _State:
         for body in bodies:
             info = memo.get(body)
             if info is None:
-                if len(memo) >= _MEMO_BODIES:  # memory stays flat on a log of new texts
-                    memo.clear()
-                info = memo[body] = blocks.read_text(body, self.bodies_known)
+                info = self._info(body)
             if info is odd:
                 break
             done += 1
@@ -325,27 +326,9 @@ class _State:
             msg, msg500, joined_text = info
             if joinable:  # _nvrm_joined
                 assert made is not None
-                details = made["details"]
-                if msg500 is not None and msg500 == details.get("message"):
-                    details["repeats"] = details.get("repeats", 1) + 1
-                    continue
-                more = details.setdefault("more", [])
-                if len(more) < MAX_JOINED:
-                    more.append(joined_text)
-                mismatch = made["kind"] == "nvrm" and "mismatch" in made["text"]
-                if mismatch and (m := events.API_MISMATCH.search(made["text"] + " " + body)):
-                    details.update(client_version=m["client"], kernel_version=m["kernel"])
+                self._join_nvrm(made, body, msg500, joined_text)
                 continue
-            if msg is None:
-                made = None
-            elif (seen := self.nvrm_seen.get(msg500)) is not None:
-                seen["details"]["repeats"] = seen["details"].get("repeats", 1) + 1
-                made = seen
-            elif len(self.events) >= MAX_EVENTS:
-                self.dropped += 1
-                made = None
-            else:
-                made = self._add(stamp, line_no, body, ("nvrm", events.nvrm_details(msg)))
+            made = None if msg is None else self._nvrm_event(stamp, line_no, body, msg)
             previous = (stamp, body, made, line_no)
             self.previous = previous
             joinable = made is not None and self._joinable(stamp)
@@ -396,17 +379,25 @@ class _State:
         before, _, made, _ = self.previous
         if not _same_moment(before, stamp) or "NVRM:" not in made["text"]:
             return False
-        if found is not None and found["msg"][:500] == made["details"].get("message"):
-            made["details"]["repeats"] = made["details"].get("repeats", 1) + 1
-            return True
-        more = made["details"].setdefault("more", [])
+        msg500 = found["msg"][:500] if found is not None else None
+        self._join_nvrm(made, body, msg500, body.split("NVRM:", 1)[1].strip()[:500])
+        return True
+
+    def _join_nvrm(self, made: dict[str, Any], body: str, msg500: str | None, joined: str) -> None:
+        """An NVRM line (``body``; its message as kept, ``msg500``; what it adds,
+        ``joined``) joined to the event ``made`` before it: the same message counts a
+        repeat, another is kept in "more"."""
+        details = made["details"]
+        if msg500 is not None and msg500 == details.get("message"):
+            details["repeats"] = details.get("repeats", 1) + 1
+            return
+        more = details.setdefault("more", [])
         if len(more) < MAX_JOINED:
-            more.append(body.split("NVRM:", 1)[1].strip()[:500])
+            more.append(joined)
         # the line holds no "mismatch": the pattern can only match when the event's does
         mismatch = made["kind"] == "nvrm" and "mismatch" in made["text"]
         if mismatch and (m := events.API_MISMATCH.search(made["text"] + " " + body)):
-            made["details"].update(client_version=m["client"], kernel_version=m["kernel"])
-        return True
+            details.update(client_version=m["client"], kernel_version=m["kernel"])
 
     def feed(self, raw: str, line_no: int) -> None:
         self.lines += 1

@@ -1,12 +1,13 @@
 """What reading a kernel log in 1 MiB blocks needs (issue 27): the words that make a line worth
 a full read, and, per stamp shape, a pattern that tells a whole run of lines apart in one call.
 
-Most kernel lines state nothing ``dmesg.py`` keeps: they count (``lines``, ``kernel_lines``),
-name their stamp shape and host, and may be the line before a wrapped one. A block is searched
-once for ``SLOW`` words (every word but "NVRM" that a check in ``dmesg._State.feed`` needs
-before it reads a line further) and for "NVRM"; between hits, each stretch of lines that
-``run_pattern`` says have the stamp shape ``split_stamp`` gives its first line is counted in
-one call, and a line that starts none (blank, unstamped, wrapped) is read on its own.
+Most kernel lines state nothing the ``dmesg`` package keeps: they count (``lines``,
+``kernel_lines``), name their stamp shape and host, and may be the line before a wrapped one.
+A block is searched once for ``SLOW`` words (every word but "NVRM" that a check in
+``dmesg._State.feed`` needs before it reads a line further) and for "NVRM"; between hits, each
+stretch of lines that ``run_pattern`` says have the stamp shape ``split_stamp`` gives its first
+line is counted in one call, and a line that starts none (blank, unstamped, wrapped) is read
+on its own.
 The lines after an NVRM line under its stamp text (an Xid's RPC history) are read together
 (``prefix_run``, ``dmesg._State._stamp_run``), each distinct text looked at once, so SLOW is
 only searched up to the next NVRM line's end.

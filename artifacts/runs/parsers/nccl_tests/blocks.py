@@ -50,12 +50,13 @@ QUIET_DEBUG_RE = re.compile(
 # Consecutive device lines ("#  Rank  3 Group  0 Pid 123 on host device  3 [0x..] GPU").
 _RANK_LINE = rb"\n[ \t]*#[ \t]*Rank[ \t][^\n]*"
 RANK_RUN_RE = re.compile(_RANK_LINE + rb"(?:" + _RANK_LINE + rb")*(?=\n)")  # "\n" first: fast
-# Consecutive lines starting with a digit after spaces: maybe result rows (text._feed_rows).
-# Written as RANK_RUN_RE is, a line and then more: a pattern that starts with a repeated
-# group gives the regex engine no literal to scan for (20 times slower).
+# Consecutive lines starting with a digit after spaces: maybe result rows
+# (bulk.BulkTextReader._feed_rows). Written as RANK_RUN_RE is, a line and then more: a
+# pattern that starts with a repeated group gives the regex engine no literal to scan for
+# (20 times slower).
 _ROW_LINE = rb"\n[ \t]*[0-9][^\n]*"
 ROW_RUN_RE = re.compile(_ROW_LINE + rb"(?:" + _ROW_LINE + rb")*(?=\n)")
-# Whole lines, each a row that text._ROW_RE reads and whose tokens, joined by spaces,
+# Whole lines, each a row that text.ROW_RE reads and whose tokens, joined by spaces,
 # lines.MODERN_ROW_RE reads: its pattern with ASCII classes for \d, \w, \S and \s (a line
 # with anything else goes line by line).
 _TODAYS_ROW = (

@@ -84,9 +84,15 @@ class BulkTextReader(TextReader):
                 self._feed_ranks(text[ranks.start() + 1 : done])
         self._feed_output(text, done, len(text))
 
-    def _marked(self, chunk: bytes) -> bool:
-        """A piece of the block being fed holds an NCCL debug line or a function prefix."""
-        return self.marked and (b"NCCL " in chunk or b"(), " in chunk)
+    def _line_by_line(self, chunk: bytes) -> bool:
+        """A piece of the block being fed must go ``feed``'s way, line by line: output
+        waits for the rest of its line or command, or the piece holds an NCCL debug line or
+        a function prefix."""
+        return bool(
+            self.pending_fragment
+            or self.continuation
+            or (self.marked and (b"NCCL " in chunk or b"(), " in chunk))
+        )
 
     def _feed_output(self, text: bytes, start: int, end: int) -> None:
         """The lines of ``text[start:end]`` (whole lines, a newline before the first), each
@@ -101,16 +107,17 @@ class BulkTextReader(TextReader):
         """Lines that may all be result rows of the one table being printed: read by that
         layout's RowPlan in one step, and added as ``_on_row`` adds them one by one."""
         collector = self.collector
-        if self.pending_fragment or self.continuation or self._marked(chunk):
+        if self._line_by_line(chunk):
             self._feed_lines(chunk)
             return
         candidates = [r for r in collector.open if r.layout is not None and not r.footer]
         if not candidates and collector.full() and TODAYS_ROWS_RE.fullmatch(chunk):
             # Past the run limit, rows of today's layout outside a table each close the open
             # runs and count a dropped run (_on_row): counted here, all at once.
-            self.lineno += chunk.count(b"\n")
+            count = chunk.count(b"\n")
+            self.lineno += count
             collector.close_all()
-            collector.runs_dropped += chunk.count(b"\n")
+            collector.runs_dropped += count
             return
         if len(candidates) != 1:  # none (a fragment) or interleaved tables: row by row
             self._feed_lines(chunk)
@@ -131,7 +138,7 @@ class BulkTextReader(TextReader):
             target.last_size = kept[-1].size_bytes
 
     def _feed_lines(self, chunk: bytes) -> None:
-        if not (self.pending_fragment or self.continuation or self._marked(chunk)):
+        if not self._line_by_line(chunk):
             # Only '#' lines and blank ones (a run's preamble, the lines around its table):
             # what they do, read once per distinct run of them. Nothing a '#' line does
             # starts a pending fragment or a continued command, so the loop below would take
@@ -169,7 +176,7 @@ class BulkTextReader(TextReader):
     def _feed_ranks(self, chunk: bytes) -> None:
         """A run of "# Rank" lines: read by ``RANK_RE`` the first time the same bytes are
         seen, then placed as ``_on_rank`` would place them one by one."""
-        if self.pending_fragment or self.continuation or self._marked(chunk):
+        if self._line_by_line(chunk):
             self._feed_each(chunk)
             return
         if chunk == self.last_rank_chunk:

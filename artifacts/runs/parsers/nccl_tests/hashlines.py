@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from artifacts.runs.parsers.nccl_tests.table import Layout
+
 RANK_RE = re.compile(
     r"^#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(?P<pid>\d+)\s+on\s+(?P<host>\S+)"
     r"\s+device\s+(?P<device>\d+)\s+\[(?P<busid>[^\]]*)\]\s*(?P<gpu>.*?)\s*$"
@@ -39,9 +41,9 @@ class HashLine(NamedTuple):
     """A '#' line read: ``kind`` says what it is, ``value`` what the reader needs of it.
 
     rank (the RANK_RE match), params (``(name, value, unit)`` pairs), version (``(version,
-    library code or None)``), starting, concluded (the collective as printed), header (the
-    line), oob (the count), avg (the token), reducing (the bytes), error (the line); None:
-    a line the reader skips.
+    library code or None)``), starting, concluded (the collective as printed), header (its
+    ``Layout``, None without a time column), oob (the count), avg (the token), reducing (the
+    bytes), error (the line); None: a line the reader skips.
     """
 
     kind: str | None
@@ -71,7 +73,7 @@ def read_hash_line(text: str) -> HashLine:
     if starting:
         return HashLine("starting", starting[1])
     if first == "s" and _HEADER_RE.match(text):
-        return HashLine("header", text)
+        return HashLine("header", Layout.from_header(text))
     oob = first == "O" and _OOB_RE.match(text)
     if oob:
         return HashLine("oob", int(oob.group(1)))

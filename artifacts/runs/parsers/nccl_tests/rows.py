@@ -23,8 +23,9 @@ _INT = r"([0-9]{1,30})"  # values.integer's digit cap
 # What parse_row's _numbers turns into float(token) (at most 61 characters of digits and one
 # point: always finite) or None ("N/A"). Exponents, signs other than "-", nan and inf are
 # left to the slow way.
-_NUM = r"(-?[0-9]{1,30}(?:\.[0-9]{0,30})?|N/A)"
-_NUM_UNUSED = r"(?:-?[0-9]{1,30}(?:\.[0-9]{0,30})?|N/A)"  # a column no field reads
+_NUM_BODY = r"-?[0-9]{1,30}(?:\.[0-9]{0,30})?|N/A"
+_NUM = "(" + _NUM_BODY + ")"
+_NUM_UNUSED = "(?:" + _NUM_BODY + ")"  # a column no field reads
 # A redop that values.NUM_RE cannot read as a number: a word that is not nan or inf.
 _REDOP = r"(?!(?i:nan|inf)[ \t])([A-Za-z_][A-Za-z0-9_]*)"
 _ROOT = r"(-?[0-9]{1,30})"

@@ -39,8 +39,6 @@ MAX_PENDING_CHARS = 8192
 # means "another process started at the same time", not "the previous run died".
 CONCURRENCY_WINDOW = 6
 MAX_RANKS_SEEN = 100_000  # distinct rank lines remembered; later ones are built each time
-MAX_LAYOUTS = 256  # column header lines remembered with their layout
-MAX_LAYOUT_TEXT = 4096  # longer header lines are read each time
 
 # The column header without its '#' (lost in a copy from a chat, a Markdown heading, a
 # spreadsheet): only with the bandwidth columns, so prose starting "size count type" is not.
@@ -99,8 +97,6 @@ class TextReader:
         # A log of many runs lists the same ranks for each: one object per distinct rank line
         # keeps memory with the ranks, not the runs (10,000 runs x 80 ranks: -70 % of it).
         self.ranks_seen: dict[tuple[str, ...], NcclRank] = {}
-        # The layout of each column header line seen (a log of many runs prints the same few).
-        self.layouts: dict[str, Layout | None] = {}
         self.hash_lines = HashLines()
         self.lineno = 0
         self.last_preamble_line = -(10**9)
@@ -207,7 +203,7 @@ class TextReader:
         if text[0] == "{" and self.on_json_line(text):
             return
         if text[0] == "s" and BARE_HEADER_RE.match(text):
-            self._on_header(text)
+            self._on_header(Layout.from_header(text))
             return
         if text[0] in "nR" and _BARE_PREAMBLE_RE.match(text):
             self._on_hash("# " + text)
@@ -343,14 +339,9 @@ class TextReader:
         if opened and opened[-1].ranks and opened[-1].layout is None:
             opened[-1].elided = True
 
-    def _on_header(self, text: str) -> None:
-        layout = self.layouts.get(text, False)
-        if layout is False:
-            layout = Layout.from_header(text)
-            if len(text) <= MAX_LAYOUT_TEXT:
-                if len(self.layouts) >= MAX_LAYOUTS:
-                    self.layouts.clear()
-                self.layouts[text] = layout
+    def _on_header(self, layout: Layout | None) -> None:
+        """A column header line read (``Layout.from_header``; None: one without a time
+        column); a '#' header's layout is remembered with its line (hashlines.HashLines)."""
         if layout is None:
             return
         opened = self.collector.open

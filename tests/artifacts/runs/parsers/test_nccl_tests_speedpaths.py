@@ -163,7 +163,6 @@ def test_rows_read_in_bulk_as_line_by_line(seed: int, monkeypatch: pytest.Monkey
     # The run and row limits reached on the way (the bulk counting past them) or not.
     monkeypatch.setattr(run, "MAX_RUNS", rng.choice([2, 7, 10_000]))
     monkeypatch.setattr(run, "MAX_ROWS", rng.choice([5, 60, 1_000_000]))
-    monkeypatch.setattr(text, "MAX_LAYOUTS", rng.choice([1, 256]))
     monkeypatch.setattr(hashlines.HashLines, "MAX_LINES", rng.choice([1, 4096]))
     monkeypatch.setattr(hashlines.HashLines, "MAX_RUNS", rng.choice([1, 256]))
     monkeypatch.setattr(hashlines.HashLines, "MAX_RUN_BYTES", rng.choice([200, 1 << 20]))
